@@ -1,0 +1,143 @@
+/**
+ * Every error quota-guard throws is a QuotaGuardError with a stable `code`.
+ * Match on `code`, never on `message` or `instanceof` across package copies.
+ *
+ * Denials (budget says no) are values, not errors: see `Decision` in ledger/types.ts.
+ * Errors are for misuse (bad input), outages (store or upstream unreachable) and bugs.
+ *
+ * Each code maps to a process exit code (sysexits.h) so the CLI and cron wrappers can act on it.
+ * Documented in docs/errors.md; a test keeps the two in sync.
+ */
+
+export const ExitCode = {
+  OK: 0,
+  /** EX_USAGE: the command line was wrong. */
+  USAGE: 64,
+  /** EX_DATAERR: input data was wrong (e.g. a plan that does not fit). */
+  DATAERR: 65,
+  /** EX_UNAVAILABLE: the upstream or a store was unavailable. */
+  UNAVAILABLE: 69,
+  /** EX_SOFTWARE: an internal error (a bug). */
+  SOFTWARE: 70,
+  /** EX_TEMPFAIL: stopped early because the budget said so; try again later. */
+  TEMPFAIL: 75,
+  /** EX_CONFIG: configuration error (bad file, missing API key variable, unknown name). */
+  CONFIG: 78,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** code → exit code. Adding a code means adding it here (the type enforces it) and to docs/errors.md. */
+export const ERROR_CODES = {
+  // Input and usage
+  QG_INVALID_ARGUMENT: ExitCode.USAGE,
+  QG_COST_EXCEEDS_LIMIT: ExitCode.USAGE,
+  QG_WINDOW_MISMATCH: ExitCode.USAGE,
+  QG_CROSS_SLOT: ExitCode.USAGE,
+  QG_STORE_URL_INVALID: ExitCode.CONFIG,
+  // Configuration
+  QG_CONFIG_INVALID: ExitCode.CONFIG,
+  QG_MISSING_API_KEY: ExitCode.CONFIG,
+  QG_UNKNOWN_CREDENTIAL: ExitCode.CONFIG,
+  QG_UNKNOWN_REGION: ExitCode.CONFIG,
+  QG_UNKNOWN_METHOD: ExitCode.CONFIG,
+  QG_UNKNOWN_BUCKET: ExitCode.CONFIG,
+  // Stores
+  QG_STORE_UNAVAILABLE: ExitCode.UNAVAILABLE,
+  QG_STORE_CORRUPT: ExitCode.SOFTWARE,
+  // Upstream
+  QG_UPSTREAM_QUOTA_EXCEEDED: ExitCode.TEMPFAIL,
+  QG_UPSTREAM_RATE_LIMITED: ExitCode.TEMPFAIL,
+  QG_UPSTREAM_KEY_INVALID: ExitCode.CONFIG,
+  QG_UPSTREAM_FORBIDDEN: ExitCode.CONFIG,
+  QG_UPSTREAM_BAD_REQUEST: ExitCode.SOFTWARE,
+  QG_UPSTREAM_NOT_FOUND: ExitCode.SOFTWARE,
+  QG_UPSTREAM_SERVER_ERROR: ExitCode.UNAVAILABLE,
+  QG_UPSTREAM_BAD_RESPONSE: ExitCode.UNAVAILABLE,
+  QG_UPSTREAM_TRANSPORT: ExitCode.UNAVAILABLE,
+  // Cache
+  QG_QUERY_INVALID: ExitCode.USAGE,
+  QG_CACHE_SCHEMA: ExitCode.SOFTWARE,
+  // Plan
+  QG_PLAN_DOES_NOT_FIT: ExitCode.DATAERR,
+  // Anything else
+  QG_INTERNAL: ExitCode.SOFTWARE,
+} as const satisfies Record<string, ExitCode>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface QuotaGuardErrorOptions {
+  cause?: unknown;
+  /** The input field the error is about, e.g. `budgets[0].limit` or `credentials[0].reserve`. */
+  field?: string;
+  /** Free-form details safe to log (never secrets). */
+  details?: Record<string, unknown>;
+}
+
+export class QuotaGuardError extends Error {
+  override name = 'QuotaGuardError';
+  readonly code: ErrorCode;
+  readonly field?: string;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: QuotaGuardErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    if (options.field !== undefined) this.field = options.field;
+    if (options.details !== undefined) this.details = options.details;
+  }
+
+  get exitCode(): ExitCode {
+    return ERROR_CODES[this.code];
+  }
+}
+
+/** Bad input from a caller: the message names the field. */
+export class InvalidArgumentError extends QuotaGuardError {
+  override name = 'InvalidArgumentError';
+  constructor(field: string, problem: string, options: Omit<QuotaGuardErrorOptions, 'field'> = {}) {
+    super('QG_INVALID_ARGUMENT', `${field}: ${problem}`, { ...options, field });
+  }
+}
+
+/** A spend whose cost can never fit under a budget's limit. */
+export class CostExceedsLimitError extends QuotaGuardError {
+  override name = 'CostExceedsLimitError';
+}
+
+/** The ledger store (Redis or SQLite) could not be reached or timed out. Fail-open/closed applies. */
+export class StoreUnavailableError extends QuotaGuardError {
+  override name = 'StoreUnavailableError';
+  constructor(message: string, options: QuotaGuardErrorOptions = {}) {
+    super('QG_STORE_UNAVAILABLE', message, options);
+  }
+}
+
+/** A configuration problem: one entry per problem, each with its path. */
+export class ConfigError extends QuotaGuardError {
+  override name = 'ConfigError';
+  readonly problems: readonly string[];
+  constructor(
+    problems: readonly string[],
+    code: ErrorCode = 'QG_CONFIG_INVALID',
+    options: QuotaGuardErrorOptions = {},
+  ) {
+    super(code, problems.join('\n'), options);
+    this.problems = problems;
+  }
+}
+
+export function isQuotaGuardError(e: unknown): e is QuotaGuardError {
+  return (
+    e instanceof QuotaGuardError ||
+    (typeof e === 'object' &&
+      e !== null &&
+      typeof (e as { code?: unknown }).code === 'string' &&
+      (e as { code: string }).code in ERROR_CODES)
+  );
+}
+
+/** The exit code a process should end with for this error (70 for anything that is not ours). */
+export function exitCodeFor(e: unknown): ExitCode {
+  if (isQuotaGuardError(e)) return ERROR_CODES[e.code];
+  return ExitCode.SOFTWARE;
+}

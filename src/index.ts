@@ -1,0 +1,4 @@
+export * from './errors.js';
+export type * from './ledger/types.js';
+export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/profiles.js';
+export { getProfile, methodSpec, PROFILE_IDS, PROFILES } from './quota/profiles.js';

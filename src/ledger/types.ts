@@ -1,0 +1,96 @@
+/**
+ * The budget ledger's public contract. Every backend (Redis, Redis Cluster, SQLite) implements
+ * `Ledger` with the same semantics; test/contract runs one suite against each.
+ */
+
+/** One budget a spend must fit under. Several budgets in one spend are all-or-nothing. */
+export interface Budget {
+  /** Ledger key, e.g. `yt:{default}:units`. In Redis Cluster all keys of one spend must share a `{hash tag}`. */
+  key: string;
+  /** The caller's ceiling in units over the window (priority tiers pass different ceilings on one key). */
+  limit: number;
+  /** Sliding window length in ms. Fixed per key: a different window for an existing key is an error. */
+  windowMs: number;
+}
+
+export interface SpendRequest {
+  budgets: Budget[];
+  /** Integer >= 1. Stored as one entry, whatever its size. */
+  cost: number;
+  /** Who spent it (shows up in `peek().byTag`). At most 200 characters. */
+  tag?: string;
+}
+
+/** The outcome of a spend: a value, never an exception, when the budget says no. */
+export interface Decision {
+  allowed: boolean;
+  /** 0 when allowed; otherwise ms until enough entries expire for this cost to fit on every budget. */
+  retryAfterMs: number;
+  /** The smallest `limit - used` over the budgets, after this decision. */
+  remaining: number;
+  /** Key of a budget that denied (or is blocked). */
+  limitedBy?: string;
+  /** Set when allowed; pass the decision to `refund` to take it back. */
+  id?: string;
+  /** Set when denied because the key is blocked (see `block`). */
+  blockedUntil?: number;
+  /** Keys and cost of the spend (needed by `refund`). */
+  keys?: string[];
+  cost?: number;
+}
+
+export interface PeekRequest {
+  key: string;
+  windowMs: number;
+}
+
+export interface Snapshot {
+  /** Units spent on the key within the window. */
+  used: number;
+  /** Entries (calls) within the window. */
+  calls: number;
+  /** Epoch ms of the oldest / newest entry in the window (undefined when empty). */
+  oldestAt?: number;
+  newestAt?: number;
+  /** Units by tag within the window. */
+  byTag: Record<string, number>;
+  /** Epoch ms until which every spend on the key is denied. */
+  blockedUntil?: number;
+  /** Why the key was blocked. */
+  blockedReason?: string;
+  /** The store's clock when the snapshot was taken (epoch ms). */
+  now: number;
+}
+
+export interface Ledger {
+  /** Which backend this is: 'redis' | 'redis-cluster' | 'sqlite'. */
+  readonly kind: LedgerKind;
+  spend(req: SpendRequest): Promise<Decision>;
+  /** Take back an allowed spend. Idempotent; a denied decision is a no-op. */
+  refund(decision: Decision): Promise<void>;
+  peek(req: PeekRequest): Promise<Snapshot>;
+  /** Every spend on `key` denies until `untilEpochMs`. */
+  block(key: string, untilEpochMs: number, reason?: string): Promise<void>;
+  unblock(key: string): Promise<void>;
+  /**
+   * When the units currently in the window free up: for each requested amount, ms from now until
+   * that many units (beyond what is free now under `limit`) become available. Used by `status`.
+   */
+  freesUpIn?(req: PeekRequest & { limit: number; amounts: number[] }): Promise<number[]>;
+  /** Health probe: resolves when the store answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type LedgerKind = 'redis' | 'redis-cluster' | 'sqlite';
+
+export interface OpenLedgerOptions {
+  /** Redis command timeout in ms (default 1000). No offline queue: a dead Redis fails fast. */
+  commandTimeoutMs?: number;
+  /** Redis connect timeout in ms (default 1000). */
+  connectTimeoutMs?: number;
+  /** Prefix prepended to every key the ledger writes (tests use a unique one). */
+  keyPrefix?: string;
+  /** SQLite busy timeout in ms (default 5000). */
+  busyTimeoutMs?: number;
+}

@@ -1,0 +1,135 @@
+/**
+ * Quota profiles: how the upstream meters each method. Shared by the simulator (which charges by
+ * them), the config (which builds budgets from them) and `plan`.
+ *
+ * youtube-2026 is the YouTube Data API v3 model in force since June 2026: quota belongs to the
+ * Google Cloud project, resets at midnight America/Los_Angeles, and is granular — search.list and
+ * videos.insert have their own buckets (100 calls a day), videos.batchGetStats its own 10,000
+ * units, and every other method spends the shared 10,000 units with weighted costs.
+ *
+ * youtube-classic is the older single bucket (search.list = 100 units, videos.insert = 1,600).
+ */
+
+export type ProfileId = 'youtube-2026' | 'youtube-classic';
+export const PROFILE_IDS: readonly ProfileId[] = ['youtube-2026', 'youtube-classic'];
+
+export interface BucketSpec {
+  /** Units per day. */
+  quota: number;
+}
+
+export interface MethodSpec {
+  bucket: string;
+  cost: number;
+}
+
+export interface QuotaProfile {
+  id: ProfileId;
+  description: string;
+  /** Where the upstream's day starts and ends. */
+  timeZone: string;
+  /** The bucket every method not listed elsewhere spends. */
+  defaultBucket: string;
+  buckets: Record<string, BucketSpec>;
+  methods: Record<string, MethodSpec>;
+}
+
+/** Weighted costs in the shared `units` bucket (identical in both profiles unless overridden). */
+const SHARED_COSTS: Record<string, number> = {
+  'activities.list': 1,
+  'captions.list': 50,
+  'captions.insert': 400,
+  'captions.update': 450,
+  'captions.delete': 50,
+  'captions.download': 200,
+  'channelBanners.insert': 50,
+  'channels.list': 1,
+  'channels.update': 50,
+  'channelSections.list': 1,
+  'channelSections.insert': 50,
+  'channelSections.update': 50,
+  'channelSections.delete': 50,
+  'comments.list': 1,
+  'comments.insert': 50,
+  'comments.update': 50,
+  'comments.setModerationStatus': 50,
+  'comments.delete': 50,
+  'commentThreads.list': 1,
+  'commentThreads.insert': 50,
+  'commentThreads.update': 50,
+  'guideCategories.list': 1,
+  'i18nLanguages.list': 1,
+  'i18nRegions.list': 1,
+  'members.list': 1,
+  'membershipsLevels.list': 1,
+  'playlistItems.list': 1,
+  'playlistItems.insert': 50,
+  'playlistItems.update': 50,
+  'playlistItems.delete': 50,
+  'playlists.list': 1,
+  'playlists.insert': 50,
+  'playlists.update': 50,
+  'playlists.delete': 50,
+  'subscriptions.list': 1,
+  'subscriptions.insert': 50,
+  'subscriptions.delete': 50,
+  'thumbnails.set': 50,
+  'videoAbuseReportReasons.list': 1,
+  'videoCategories.list': 1,
+  'videos.list': 1,
+  'videos.update': 50,
+  'videos.rate': 50,
+  'videos.getRating': 1,
+  'videos.reportAbuse': 50,
+  'videos.delete': 50,
+  'watermarks.set': 50,
+  'watermarks.unset': 50,
+};
+
+function shared(bucket: string): Record<string, MethodSpec> {
+  return Object.fromEntries(Object.entries(SHARED_COSTS).map(([m, cost]) => [m, { bucket, cost }]));
+}
+
+export const PROFILES: Record<ProfileId, QuotaProfile> = {
+  'youtube-2026': {
+    id: 'youtube-2026',
+    description: 'YouTube Data API v3 since June 2026: granular buckets',
+    timeZone: 'America/Los_Angeles',
+    defaultBucket: 'units',
+    buckets: {
+      units: { quota: 10_000 },
+      'search.list': { quota: 100 },
+      'videos.insert': { quota: 100 },
+      'videos.batchGetStats': { quota: 10_000 },
+    },
+    methods: {
+      ...shared('units'),
+      'search.list': { bucket: 'search.list', cost: 1 },
+      'videos.insert': { bucket: 'videos.insert', cost: 1 },
+      'videos.batchGetStats': { bucket: 'videos.batchGetStats', cost: 1 },
+    },
+  },
+  'youtube-classic': {
+    id: 'youtube-classic',
+    description: 'YouTube Data API v3 before June 2026: one 10,000-unit bucket',
+    timeZone: 'America/Los_Angeles',
+    defaultBucket: 'units',
+    buckets: {
+      units: { quota: 10_000 },
+    },
+    methods: {
+      ...shared('units'),
+      'search.list': { bucket: 'units', cost: 100 },
+      'videos.insert': { bucket: 'units', cost: 1600 },
+    },
+  },
+};
+
+export function getProfile(id: ProfileId): QuotaProfile {
+  return PROFILES[id];
+}
+
+/** The bucket and cost of a method under a profile, or undefined when the profile does not offer it. */
+export function methodSpec(profile: QuotaProfile, method: string): MethodSpec | undefined {
+  return profile.methods[method];
+}
