@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+/**
+ * The `quota-guard` CLI. Each command lives in src/cli/commands/<name>.ts and exports
+ * `register(program)`. Errors become one clear line on stderr and the exit code of their `code`
+ * (see src/errors.ts); only bugs print a stack trace.
+ */
+import { Command, CommanderError } from 'commander';
+import { ExitCode } from '../errors.js';
+import { reportError } from './run.js';
+
+export function buildProgram(): Command {
+  const program = new Command('quota-guard')
+    .description('Guard a quota-metered API: budget ledger, jobs, cache search and an upstream simulator')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  for (const register of COMMANDS) register(program);
+  return program;
+}
+
+// Commands register themselves here (one import line each).
+const COMMANDS: Array<(p: Command) => void> = [];
+
+export async function main(argv: string[] = process.argv): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.OK;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version end here with exit code 0; usage mistakes with 64.
+      return e.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
+    }
+    return reportError(e);
+  }
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined &&
+  import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop() ?? '');
+if (invokedDirectly) {
+  main().then((code) => {
+    process.exitCode = code;
+  });
+}
