@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `quota-guard` CLI. Each command lives in src/cli/commands/<name>.ts and exports
  * `register(program)`. Errors become one clear line on stderr and the exit code of their `code`
@@ -32,13 +31,4 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     }
     return reportError(e);
   }
-}
-
-const invokedDirectly =
-  process.argv[1] !== undefined &&
-  import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop() ?? '');
-if (invokedDirectly) {
-  main().then((code) => {
-    process.exitCode = code;
-  });
 }
