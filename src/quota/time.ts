@@ -1,0 +1,38 @@
+/**
+ * Calendar arithmetic in the upstream's time zone (YouTube: America/Los_Angeles), daylight saving
+ * included. Luxon does the zone math so that a 23- or 25-hour day is handled by the IANA database,
+ * not by us.
+ */
+import { DateTime } from 'luxon';
+import { InvalidArgumentError } from '../errors.js';
+
+function inZone(nowMs: number, timeZone: string): DateTime {
+  const dt = DateTime.fromMillis(nowMs, { zone: timeZone });
+  if (!dt.isValid) throw new InvalidArgumentError('timeZone', `unknown time zone '${timeZone}'`);
+  return dt;
+}
+
+/** True when `timeZone` is an IANA zone name Luxon knows. */
+export function isValidTimeZone(timeZone: string): boolean {
+  return DateTime.now().setZone(timeZone).isValid;
+}
+
+/** Epoch ms of the next midnight in `timeZone` strictly after `nowMs`. */
+export function nextMidnight(timeZone: string, nowMs: number): number {
+  return inZone(nowMs, timeZone).startOf('day').plus({ days: 1 }).toMillis();
+}
+
+/** Epoch ms of the midnight in `timeZone` that started the day containing `nowMs`. */
+export function startOfDay(timeZone: string, nowMs: number): number {
+  return inZone(nowMs, timeZone).startOf('day').toMillis();
+}
+
+/** The calendar day containing `nowMs` in `timeZone`, as `YYYY-MM-DD`. */
+export function dayKey(timeZone: string, nowMs: number): string {
+  return inZone(nowMs, timeZone).toISODate() ?? '';
+}
+
+/** Length in ms of the calendar day containing `nowMs` (23, 24 or 25 hours around DST changes). */
+export function dayLengthMs(timeZone: string, nowMs: number): number {
+  return nextMidnight(timeZone, nowMs) - startOfDay(timeZone, nowMs);
+}
