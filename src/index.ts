@@ -1,4 +1,5 @@
 export * from './errors.js';
+export { CrossSlotError, LedgerCode, openLedger, WindowMismatchError } from './ledger/index.js';
 export type * from './ledger/types.js';
 export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/profiles.js';
 export { getProfile, methodSpec, PROFILE_IDS, PROFILES } from './quota/profiles.js';

@@ -37,6 +37,8 @@ export interface Decision {
   /** Keys and cost of the spend (needed by `refund`). */
   keys?: string[];
   cost?: number;
+  /** The store's clock when the decision was taken (epoch ms). */
+  at?: number;
 }
 
 export interface PeekRequest {
@@ -93,4 +95,12 @@ export interface OpenLedgerOptions {
   keyPrefix?: string;
   /** SQLite busy timeout in ms (default 5000). */
   busyTimeoutMs?: number;
+  /** SQLite only: the clock (epoch ms), for tests. Redis always uses the server's clock. */
+  now?: () => number;
+  /**
+   * Redis only: when the server cannot be reached at open, resolve anyway and keep reconnecting in
+   * the background (calls fail with StoreUnavailableError until it is back). Default false: open
+   * rejects with StoreUnavailableError.
+   */
+  allowUnreachable?: boolean;
 }

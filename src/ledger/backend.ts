@@ -1,0 +1,71 @@
+/**
+ * What a store implements. Policy that is the same everywhere (input checks, ids, the cost-over-limit
+ * error) lives in `ledger.ts` above the backends; a backend receives validated input only.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Budget, Decision, LedgerKind, Snapshot } from './types.js';
+
+export interface BackendSpend {
+  budgets: Budget[];
+  cost: number;
+  tag: string;
+  /** Unique entry id, also the log member in Redis: `<nonce>:<cost>:<tag>`. */
+  id: string;
+}
+
+export interface LedgerBackend {
+  readonly kind: LedgerKind;
+  spend(req: BackendSpend): Promise<Decision>;
+  /** Remove entry `id` from each key's log (a no-op where it is gone already). */
+  refund(keys: string[], id: string): Promise<void>;
+  peek(key: string, windowMs: number): Promise<Snapshot>;
+  block(key: string, untilEpochMs: number, reason: string): Promise<void>;
+  unblock(key: string): Promise<void>;
+  freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Keys expire this long after the window of their newest entry ends. */
+export const EXPIRY_SLACK_MS = 1000;
+
+/** Entry ids: a random per-process prefix and a counter, so ids are unique across processes. */
+export function idFactory(): (cost: number, tag: string) => string {
+  const prefix = randomBytes(6).toString('base64url');
+  let n = 0;
+  return (cost, tag) => `${prefix}${(n++).toString(36)}:${cost}:${tag}`;
+}
+
+/** Cost and tag of an entry id (`<nonce>:<cost>:<tag>`); undefined when it is not one of ours. */
+export function parseEntryId(id: string): { cost: number; tag: string } | undefined {
+  const a = id.indexOf(':');
+  const b = a < 0 ? -1 : id.indexOf(':', a + 1);
+  if (b < 0) return undefined;
+  const cost = Number(id.slice(a + 1, b));
+  if (!Number.isInteger(cost) || cost < 1) return undefined;
+  return { cost, tag: id.slice(b + 1) };
+}
+
+/**
+ * From entries oldest first (time `at` in the clock's unit, cost), the time at which the units in
+ * the window drop to `target` or below: the expiry (`at + window`) of the entry whose removal gets
+ * there. Returns `now` when already there. Shared by the SQLite twin and the tests' model; the Lua
+ * scripts implement the same walk.
+ */
+export function timeUntilUsedAtMost(
+  entries: Iterable<{ at: number; cost: number }>,
+  used: number,
+  target: number,
+  window: number,
+  now: number,
+): number {
+  if (used <= target) return now;
+  let left = used;
+  let last = now;
+  for (const e of entries) {
+    left -= e.cost;
+    last = e.at + window;
+    if (left <= target) return last;
+  }
+  return last;
+}

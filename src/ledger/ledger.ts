@@ -1,0 +1,66 @@
+/**
+ * The `Ledger` every caller gets: checks input, assigns entry ids, then hands over to a backend.
+ * Keeping this above the stores means a bad call fails identically on Redis and SQLite, and never
+ * reaches either.
+ */
+import { idFactory, type LedgerBackend } from './backend.js';
+import type { Decision, Ledger, LedgerKind, PeekRequest, Snapshot, SpendRequest } from './types.js';
+import {
+  validateBlock,
+  validateFreesUpIn,
+  validateKey,
+  validatePeek,
+  validateRefund,
+  validateSpend,
+} from './validate.js';
+
+export class CheckedLedger implements Ledger {
+  readonly kind: LedgerKind;
+  readonly #backend: LedgerBackend;
+  readonly #newId = idFactory();
+  #closed = false;
+
+  constructor(backend: LedgerBackend) {
+    this.#backend = backend;
+    this.kind = backend.kind;
+  }
+
+  async spend(req: SpendRequest): Promise<Decision> {
+    const { budgets, cost, tag } = validateSpend(req);
+    return this.#backend.spend({ budgets, cost, tag, id: this.#newId(cost, tag) });
+  }
+
+  async refund(decision: Decision): Promise<void> {
+    const r = validateRefund(decision);
+    if (r) await this.#backend.refund(r.keys, r.id);
+  }
+
+  async peek(req: PeekRequest): Promise<Snapshot> {
+    const { key, windowMs } = validatePeek(req);
+    return this.#backend.peek(key, windowMs);
+  }
+
+  async block(key: string, untilEpochMs: number, reason?: string): Promise<void> {
+    const b = validateBlock(key, untilEpochMs, reason);
+    await this.#backend.block(b.key, b.untilEpochMs, b.reason);
+  }
+
+  async unblock(key: string): Promise<void> {
+    await this.#backend.unblock(validateKey('key', key));
+  }
+
+  async freesUpIn(req: PeekRequest & { limit: number; amounts: number[] }): Promise<number[]> {
+    const r = validateFreesUpIn(req);
+    return this.#backend.freesUpIn(r.key, r.windowMs, r.limit, r.amounts);
+  }
+
+  async ping(): Promise<void> {
+    await this.#backend.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#backend.close();
+  }
+}

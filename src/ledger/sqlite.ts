@@ -1,0 +1,368 @@
+/**
+ * The embedded twin of the Redis ledger: the same semantics in one SQLite file (or in memory).
+ *
+ * - Every write runs in a `BEGIN IMMEDIATE` transaction, which takes the file's write lock up
+ *   front: two processes can never both read a total and then both write on top of it.
+ * - WAL lets readers (peek, status) run while a writer holds the lock; a busy timeout makes a writer
+ *   wait for the lock instead of failing at once. A lock not obtained in time is StoreUnavailable.
+ * - The clock is the host's (`Date.now`, or the `now` option in tests): one host, one clock.
+ * - Same data model as Redis: one row per call with its cost, a running total per key, expired rows
+ *   pruned (their cost subtracted) only when the oldest one has left the window.
+ * See docs/sqlite.md for the pragmas and why.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { type BackendSpend, EXPIRY_SLACK_MS, type LedgerBackend, timeUntilUsedAtMost } from './backend.js';
+import { LedgerCode, ledgerFailure } from './codes.js';
+import type { Decision, Snapshot } from './types.js';
+
+export const SQLITE_SCHEMA_VERSION = 1;
+/** Idle keys (past their expiry) are deleted at most this often. */
+const SWEEP_EVERY_MS = 60_000;
+
+export interface SqliteLedgerOptions {
+  /** File path, or ':memory:'. */
+  path: string;
+  busyTimeoutMs?: number;
+  keyPrefix?: string;
+  /** The clock (epoch ms). Tests inject one; defaults to Date.now. */
+  now?: () => number;
+}
+
+interface BudgetRow {
+  window_ms: number | null;
+  total: number;
+  blocked_until: number;
+  blocked_reason: string | null;
+  expires_at: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS qg_budget (
+  key            TEXT PRIMARY KEY,
+  window_ms      INTEGER,
+  total          INTEGER NOT NULL DEFAULT 0,
+  blocked_until  INTEGER NOT NULL DEFAULT 0,
+  blocked_reason TEXT,
+  expires_at     INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS qg_entry (
+  key  TEXT NOT NULL,
+  at   INTEGER NOT NULL,
+  id   TEXT NOT NULL,
+  cost INTEGER NOT NULL,
+  tag  TEXT NOT NULL,
+  PRIMARY KEY (key, at, id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS qg_entry_id ON qg_entry (id);
+`;
+
+function wrapSqliteError(e: unknown, what: string): unknown {
+  if (e instanceof QuotaGuardError) return e;
+  const code = (e as { code?: unknown })?.code;
+  if (
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_LOCKED' ||
+    code === 'SQLITE_CANTOPEN' ||
+    code === 'SQLITE_IOERR'
+  ) {
+    return new StoreUnavailableError(`SQLite ledger: ${what} failed (${String(code)})`, { cause: e });
+  }
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new QuotaGuardError(
+      'QG_STORE_CORRUPT',
+      `SQLite ledger: the file is not a readable ledger (${code})`,
+      {
+        cause: e,
+      },
+    );
+  }
+  return e;
+}
+
+export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
+  const memory = opts.path === ':memory:';
+  let db: Database.Database;
+  try {
+    if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
+    db = new Database(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
+    if (!memory) db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SQLITE_SCHEMA_VERSION) {
+      db.close();
+      throw new QuotaGuardError(
+        'QG_STORE_CORRUPT',
+        `SQLite ledger: schema version ${version} is newer than this quota-guard understands (${SQLITE_SCHEMA_VERSION})`,
+      );
+    }
+    if (version < SQLITE_SCHEMA_VERSION) {
+      db.transaction(() => {
+        db.exec(SCHEMA);
+        db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+      }).immediate();
+    }
+  } catch (e) {
+    throw wrapSqliteError(e, `opening '${opts.path}'`);
+  }
+  return new SqliteBackend(db, opts.keyPrefix ?? '', opts.now ?? Date.now);
+}
+
+class SqliteBackend implements LedgerBackend {
+  readonly kind = 'sqlite' as const;
+  readonly #db: Database.Database;
+  readonly #prefix: string;
+  readonly #now: () => number;
+  #lastSweep = Number.NEGATIVE_INFINITY;
+
+  readonly #getBudget;
+  readonly #oldest;
+  readonly #prune;
+  readonly #insertEntry;
+  readonly #upsertBudget;
+  readonly #setTotal;
+  readonly #entries;
+  readonly #removeEntry;
+  readonly #subtract;
+  readonly #byTag;
+  readonly #block;
+  readonly #unblock;
+  readonly #sweepEntries;
+  readonly #sweepBudgets;
+
+  constructor(db: Database.Database, prefix: string, now: () => number) {
+    this.#db = db;
+    this.#prefix = prefix;
+    this.#now = now;
+    this.#getBudget = db.prepare<[string], BudgetRow>(
+      'SELECT window_ms, total, blocked_until, blocked_reason, expires_at FROM qg_budget WHERE key = ?',
+    );
+    this.#oldest = db
+      .prepare<[string], number>('SELECT at FROM qg_entry WHERE key = ? ORDER BY at LIMIT 1')
+      .pluck();
+    this.#prune = db
+      .prepare<[string, number], number>('DELETE FROM qg_entry WHERE key = ? AND at <= ? RETURNING cost')
+      .pluck();
+    this.#insertEntry = db.prepare<[string, number, string, number, string]>(
+      'INSERT INTO qg_entry (key, at, id, cost, tag) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.#upsertBudget = db.prepare<[string, number, number, number]>(
+      `INSERT INTO qg_budget (key, window_ms, total, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET window_ms = excluded.window_ms, total = excluded.total,
+         expires_at = MAX(excluded.expires_at, qg_budget.blocked_until + ${EXPIRY_SLACK_MS})`,
+    );
+    this.#setTotal = db.prepare<[number, string]>('UPDATE qg_budget SET total = ? WHERE key = ?');
+    this.#entries = db.prepare<[string, number], { at: number; cost: number }>(
+      'SELECT at, cost FROM qg_entry WHERE key = ? AND at > ? ORDER BY at',
+    );
+    this.#removeEntry = db
+      .prepare<[string, string], number>('DELETE FROM qg_entry WHERE id = ? AND key = ? RETURNING cost')
+      .pluck();
+    this.#subtract = db.prepare<[number, string]>(
+      'UPDATE qg_budget SET total = MAX(0, total - ?) WHERE key = ?',
+    );
+    this.#byTag = db.prepare<
+      [string, number],
+      { tag: string; units: number; calls: number; oldest: number; newest: number }
+    >(
+      `SELECT tag, SUM(cost) AS units, COUNT(*) AS calls, MIN(at) AS oldest, MAX(at) AS newest
+       FROM qg_entry WHERE key = ? AND at > ? GROUP BY tag`,
+    );
+    this.#block = db.prepare<[string, number, string, number]>(
+      `INSERT INTO qg_budget (key, window_ms, total, blocked_until, blocked_reason, expires_at)
+       VALUES (?, NULL, 0, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET blocked_until = excluded.blocked_until,
+         blocked_reason = excluded.blocked_reason, expires_at = MAX(qg_budget.expires_at, excluded.expires_at)`,
+    );
+    this.#unblock = db.prepare<[string]>(
+      'UPDATE qg_budget SET blocked_until = 0, blocked_reason = NULL WHERE key = ?',
+    );
+    this.#sweepEntries = db.prepare<[number]>(
+      'DELETE FROM qg_entry WHERE key IN (SELECT key FROM qg_budget WHERE expires_at <= ?)',
+    );
+    this.#sweepBudgets = db.prepare<[number]>('DELETE FROM qg_budget WHERE expires_at <= ?');
+  }
+
+  #run<T>(what: string, fn: () => T, write = true): T {
+    try {
+      const tx = this.#db.transaction(fn);
+      return write ? tx.immediate() : tx.deferred();
+    } catch (e) {
+      throw wrapSqliteError(e, what);
+    }
+  }
+
+  /** Delete keys whose expiry has passed: idle keys cost nothing. */
+  #maybeSweep(now: number): void {
+    if (now - this.#lastSweep < SWEEP_EVERY_MS) return;
+    this.#lastSweep = now;
+    this.#sweepEntries.run(now);
+    this.#sweepBudgets.run(now);
+  }
+
+  #checkWindow(key: string, row: BudgetRow | undefined, windowMs: number, field: string): void {
+    if (row && row.window_ms !== null && row.window_ms !== windowMs) {
+      throw ledgerFailure({
+        code: LedgerCode.WindowMismatch,
+        key: key.slice(this.#prefix.length),
+        detail: row.window_ms,
+        windowMs,
+        field,
+      });
+    }
+  }
+
+  async spend(req: BackendSpend): Promise<Decision> {
+    return this.#run('spend', () => {
+      const now = this.#now();
+      this.#maybeSweep(now);
+      const states = req.budgets.map((b, i) => {
+        const key = this.#prefix + b.key;
+        const row = this.#getBudget.get(key);
+        this.#checkWindow(key, row, b.windowMs, `budgets[${i}].windowMs`);
+        let total = row?.total ?? 0;
+        const cutoff = now - b.windowMs;
+        if (row && total > 0) {
+          const oldest = this.#oldest.get(key);
+          if (oldest !== undefined && oldest <= cutoff) {
+            for (const c of this.#prune.all(key, cutoff)) total -= c;
+            this.#setTotal.run(total, key);
+          }
+        }
+        const blockedUntil = row && row.blocked_until > now ? row.blocked_until : 0;
+        return { b, key, total, blockedUntil, cutoff };
+      });
+
+      let retryAt = 0;
+      let limitedBy: string | undefined;
+      let blockedUntil: number | undefined;
+      for (const s of states) {
+        let at = 0;
+        if (s.blockedUntil > 0) at = s.blockedUntil;
+        else if (s.total + req.cost > s.b.limit) {
+          at = timeUntilUsedAtMost(
+            this.#entries.iterate(s.key, s.cutoff),
+            s.total,
+            s.b.limit - req.cost,
+            s.b.windowMs,
+            now,
+          );
+          at = Math.max(at, now + 1);
+        }
+        if (at > retryAt) {
+          retryAt = at;
+          limitedBy = s.b.key;
+          blockedUntil = s.blockedUntil > 0 ? s.blockedUntil : undefined;
+        }
+      }
+      const keys = req.budgets.map((b) => b.key);
+      if (limitedBy !== undefined) {
+        const d: Decision = {
+          allowed: false,
+          retryAfterMs: retryAt - now,
+          remaining: Math.min(
+            ...states.map((s) => (s.blockedUntil > 0 ? 0 : Math.max(0, s.b.limit - s.total))),
+          ),
+          limitedBy,
+          keys,
+          cost: req.cost,
+          at: now,
+        };
+        if (blockedUntil !== undefined) d.blockedUntil = blockedUntil;
+        return d;
+      }
+      for (const s of states) {
+        this.#insertEntry.run(s.key, now, req.id, req.cost, req.tag);
+        this.#upsertBudget.run(s.key, s.b.windowMs, s.total + req.cost, now + s.b.windowMs + EXPIRY_SLACK_MS);
+      }
+      return {
+        allowed: true,
+        retryAfterMs: 0,
+        remaining: Math.min(...states.map((s) => s.b.limit - s.total - req.cost)),
+        id: req.id,
+        keys,
+        cost: req.cost,
+        at: now,
+      };
+    });
+  }
+
+  async refund(keys: string[], id: string): Promise<void> {
+    this.#run('refund', () => {
+      for (const k of keys) {
+        const key = this.#prefix + k;
+        for (const cost of this.#removeEntry.all(id, key)) this.#subtract.run(cost, key);
+      }
+    });
+  }
+
+  async peek(key: string, windowMs: number): Promise<Snapshot> {
+    return this.#run(
+      'peek',
+      () => {
+        const now = this.#now();
+        const k = this.#prefix + key;
+        const row = this.#getBudget.get(k);
+        this.#checkWindow(k, row, windowMs, 'windowMs');
+        const snap: Snapshot = { used: 0, calls: 0, byTag: {}, now };
+        for (const t of this.#byTag.all(k, now - windowMs)) {
+          snap.used += t.units;
+          snap.calls += t.calls;
+          snap.byTag[t.tag] = t.units;
+          if (snap.oldestAt === undefined || t.oldest < snap.oldestAt) snap.oldestAt = t.oldest;
+          if (snap.newestAt === undefined || t.newest > snap.newestAt) snap.newestAt = t.newest;
+        }
+        if (row && row.blocked_until > now) {
+          snap.blockedUntil = row.blocked_until;
+          if (row.blocked_reason) snap.blockedReason = row.blocked_reason;
+        }
+        return snap;
+      },
+      false,
+    );
+  }
+
+  async block(key: string, untilEpochMs: number, reason: string): Promise<void> {
+    this.#run('block', () => {
+      this.#block.run(this.#prefix + key, untilEpochMs, reason, untilEpochMs + EXPIRY_SLACK_MS);
+    });
+  }
+
+  async unblock(key: string): Promise<void> {
+    this.#run('unblock', () => {
+      this.#unblock.run(this.#prefix + key);
+    });
+  }
+
+  async freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]> {
+    return this.#run(
+      'freesUpIn',
+      () => {
+        const now = this.#now();
+        const k = this.#prefix + key;
+        this.#checkWindow(k, this.#getBudget.get(k), windowMs, 'windowMs');
+        const entries = this.#entries.all(k, now - windowMs);
+        const used = entries.reduce((s, e) => s + e.cost, 0);
+        return amounts.map(
+          (a) =>
+            timeUntilUsedAtMost(entries, used, Math.max(0, Math.min(used, limit) - a), windowMs, now) - now,
+        );
+      },
+      false,
+    );
+  }
+
+  async ping(): Promise<void> {
+    try {
+      this.#db.prepare('SELECT 1').get();
+    } catch (e) {
+      throw wrapSqliteError(e, 'ping');
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#db.close();
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * Input checks shared by every backend. They run before anything reaches a store, so a bad call
+ * fails the same way on Redis and SQLite: an InvalidArgumentError naming the field, or a
+ * CostExceedsLimitError for a cost that could never fit.
+ */
+import { CostExceedsLimitError, InvalidArgumentError } from '../errors.js';
+import type { Budget, Decision, PeekRequest, SpendRequest } from './types.js';
+
+export const MAX_TAG_LENGTH = 200;
+export const MAX_KEY_LENGTH = 512;
+export const MAX_REASON_LENGTH = 500;
+export const MAX_BUDGETS = 16;
+/** About 31 years: keeps microsecond arithmetic in Lua (doubles) exact. */
+export const MAX_WINDOW_MS = 1e12;
+export const MAX_AMOUNTS = 32;
+
+function describe(v: unknown): string {
+  if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 40)}…` : v}'`;
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v);
+  return typeof v;
+}
+
+export function positiveInt(field: string, v: unknown, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
+    throw new InvalidArgumentError(field, `must be an integer >= 1, got ${describe(v)}`);
+  }
+  if (v > max) throw new InvalidArgumentError(field, `must be at most ${max}, got ${v}`);
+  return v;
+}
+
+export function validateKey(field: string, v: unknown): string {
+  if (typeof v !== 'string' || v.length === 0) {
+    throw new InvalidArgumentError(field, `must be a non-empty string, got ${describe(v)}`);
+  }
+  if (v.length > MAX_KEY_LENGTH) {
+    throw new InvalidArgumentError(field, `must be at most ${MAX_KEY_LENGTH} characters, got ${v.length}`);
+  }
+  return v;
+}
+
+function optionalText(field: string, v: unknown, max: number): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw new InvalidArgumentError(field, `must be a string, got ${describe(v)}`);
+  if (v.length > max)
+    throw new InvalidArgumentError(field, `must be at most ${max} characters, got ${v.length}`);
+  return v;
+}
+
+export interface ValidSpend {
+  budgets: Budget[];
+  cost: number;
+  tag: string;
+}
+
+export function validateSpend(req: unknown): ValidSpend {
+  if (typeof req !== 'object' || req === null) {
+    throw new InvalidArgumentError('spend', `expects an object, got ${describe(req)}`);
+  }
+  const r = req as Partial<SpendRequest>;
+  if (!Array.isArray(r.budgets) || r.budgets.length === 0) {
+    throw new InvalidArgumentError('budgets', 'must be a non-empty array of { key, limit, windowMs }');
+  }
+  if (r.budgets.length > MAX_BUDGETS) {
+    throw new InvalidArgumentError(
+      'budgets',
+      `at most ${MAX_BUDGETS} budgets per spend, got ${r.budgets.length}`,
+    );
+  }
+  const cost = positiveInt('cost', r.cost);
+  const tag = optionalText('tag', r.tag, MAX_TAG_LENGTH);
+  const seen = new Set<string>();
+  const budgets = r.budgets.map((b, i): Budget => {
+    if (typeof b !== 'object' || b === null) {
+      throw new InvalidArgumentError(`budgets[${i}]`, `must be an object { key, limit, windowMs }`);
+    }
+    const key = validateKey(`budgets[${i}].key`, b.key);
+    if (seen.has(key))
+      throw new InvalidArgumentError(`budgets[${i}].key`, `'${key}' appears twice in one spend`);
+    seen.add(key);
+    const limit = positiveInt(`budgets[${i}].limit`, b.limit);
+    const windowMs = positiveInt(`budgets[${i}].windowMs`, b.windowMs, MAX_WINDOW_MS);
+    return { key, limit, windowMs };
+  });
+  budgets.forEach((b, i) => {
+    if (cost > b.limit) {
+      throw new CostExceedsLimitError(
+        'QG_COST_EXCEEDS_LIMIT',
+        `cost: ${cost} is more than budgets[${i}].limit ${b.limit} on key '${b.key}'; it could never be allowed`,
+        { field: 'cost', details: { key: b.key, cost, limit: b.limit } },
+      );
+    }
+  });
+  return { budgets, cost, tag };
+}
+
+export function validatePeek(req: unknown): PeekRequest {
+  if (typeof req !== 'object' || req === null) {
+    throw new InvalidArgumentError('peek', `expects an object { key, windowMs }, got ${describe(req)}`);
+  }
+  const r = req as Partial<PeekRequest>;
+  return { key: validateKey('key', r.key), windowMs: positiveInt('windowMs', r.windowMs, MAX_WINDOW_MS) };
+}
+
+export function validateFreesUpIn(req: unknown): PeekRequest & { limit: number; amounts: number[] } {
+  const { key, windowMs } = validatePeek(req);
+  const r = req as { limit?: unknown; amounts?: unknown };
+  const limit = positiveInt('limit', r.limit);
+  if (!Array.isArray(r.amounts) || r.amounts.length === 0 || r.amounts.length > MAX_AMOUNTS) {
+    throw new InvalidArgumentError('amounts', `must be a non-empty array of at most ${MAX_AMOUNTS} integers`);
+  }
+  const amounts = r.amounts.map((a, i) => positiveInt(`amounts[${i}]`, a));
+  return { key, windowMs, limit, amounts };
+}
+
+export function validateBlock(key: unknown, untilEpochMs: unknown, reason: unknown) {
+  const k = validateKey('key', key);
+  if (typeof untilEpochMs !== 'number' || !Number.isFinite(untilEpochMs) || untilEpochMs < 0) {
+    throw new InvalidArgumentError(
+      'untilEpochMs',
+      `must be an epoch time in ms, got ${describe(untilEpochMs)}`,
+    );
+  }
+  return {
+    key: k,
+    untilEpochMs: Math.ceil(untilEpochMs),
+    reason: optionalText('reason', reason, MAX_REASON_LENGTH),
+  };
+}
+
+/** A refund of anything but an allowed decision is a no-op; returns undefined then. */
+export function validateRefund(d: unknown): { keys: string[]; id: string } | undefined {
+  if (typeof d !== 'object' || d === null) {
+    throw new InvalidArgumentError('decision', `must be a Decision returned by spend, got ${describe(d)}`);
+  }
+  const dec = d as Partial<Decision>;
+  if (!dec.allowed) return undefined;
+  if (typeof dec.id !== 'string' || dec.id.length === 0) {
+    throw new InvalidArgumentError('decision.id', 'missing: pass the Decision returned by spend unchanged');
+  }
+  if (!Array.isArray(dec.keys) || dec.keys.length === 0) {
+    throw new InvalidArgumentError('decision.keys', 'missing: pass the Decision returned by spend unchanged');
+  }
+  const keys = dec.keys.map((k, i) => validateKey(`decision.keys[${i}]`, k));
+  return { keys, id: dec.id };
+}
