@@ -1,0 +1,45 @@
+/**
+ * Durations in config files: a number of milliseconds, or a string of one or more `<n><unit>` parts
+ * (`500ms`, `30s`, `15m`, `1h30m`, `24h`, `1d`).
+ */
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+const WHOLE = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d)\s*)+$/;
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+
+/** Milliseconds for a duration, or undefined when it is not one. */
+export function parseDuration(value: number | string): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  const s = value.trim();
+  if (/^\d+$/.test(s)) return Number(s);
+  if (!WHOLE.test(s)) return undefined;
+  let total = 0;
+  for (const [, n, unit] of s.matchAll(PART)) total += Number(n) * (UNIT_MS[unit!] ?? 0);
+  return Math.round(total);
+}
+
+/** A short human form: `9h 12m`, `45s`, `120ms`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return '∞';
+  if (ms < 1_000) return `${Math.max(0, Math.round(ms))}ms`;
+  let s = Math.ceil(ms / 1_000);
+  const d = Math.floor(s / 86_400);
+  s -= d * 86_400;
+  const h = Math.floor(s / 3_600);
+  s -= h * 3_600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  const parts: string[] = [];
+  if (d) parts.push(`${d}d`);
+  if (h) parts.push(`${h}h`);
+  if (m && parts.length < 2) parts.push(`${m}m`);
+  if (s && parts.length < 2 && !d) parts.push(`${s}s`);
+  return parts.join(' ') || '0s';
+}

@@ -1,0 +1,164 @@
+/**
+ * The config file's schema (zod). It only checks shapes and fills defaults; names that depend on
+ * each other (methods of a profile, buckets, budgets' credentials, reserve < quota) are checked
+ * when the file is resolved (load.ts), so every problem comes back with its path.
+ */
+import { z } from 'zod';
+import { PROFILE_IDS } from '../quota/profiles.js';
+import { parseDuration } from './duration.js';
+
+export const DEFAULT_REGIONS = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'] as const;
+export const DEFAULT_STORE_URL = 'sqlite:data/quota.db';
+export const DEFAULT_CACHE_PATH = 'data/cache.db';
+export const DEFAULT_BASE_URL = 'https://www.googleapis.com/youtube/v3';
+export const DEFAULT_API_KEY_ENV = 'YOUTUBE_API_KEY';
+export const DEFAULT_RESERVE = '5%';
+export const DEFAULT_BACKFILL_HEADROOM = '10%';
+export const DEFAULT_WINDOW = '24h';
+
+const DURATION_HINT = 'must be a duration such as 30s, 15m, 24h (or a number of ms)';
+
+function durationSchema(allowZero: boolean) {
+  return z.union([z.number(), z.string()]).transform((v, ctx) => {
+    const ms = parseDuration(v);
+    if (ms === undefined || ms < 0 || (ms === 0 && !allowZero)) {
+      ctx.addIssue({ code: 'custom', message: allowZero ? DURATION_HINT : `${DURATION_HINT}, above 0` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+/** A positive duration → ms. */
+export const duration = durationSchema(false);
+/** A duration that may be 0 → ms. */
+export const durationOrZero = durationSchema(true);
+
+/** A number of units, or a percentage of the bucket's quota (`5%`). */
+export type Amount = { units: number } | { percent: number };
+const amount = z.union([z.number(), z.string()]).transform((v, ctx): Amount => {
+  if (typeof v === 'number') {
+    if (v >= 0 && Number.isFinite(v)) return { units: v };
+  } else {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(v);
+    if (m && Number(m[1]) < 100) return { percent: Number(m[1]) };
+    if (/^\s*\d+\s*$/.test(v)) return { units: Number(v) };
+  }
+  ctx.addIssue({
+    code: 'custom',
+    message: 'must be a number of units >= 0 or a percentage below 100% (e.g. 5%)',
+  });
+  return z.NEVER;
+});
+
+/** `sliding` (24 h), a sliding duration (`24h`), or `upstream-day`. */
+export type RawWindow = { kind: 'sliding'; ms: number } | { kind: 'upstream-day' };
+const windowSpec = z.union([z.number(), z.string()]).transform((v, ctx): RawWindow => {
+  if (v === 'upstream-day') return { kind: 'upstream-day' };
+  if (v === 'sliding') return { kind: 'sliding', ms: parseDuration(DEFAULT_WINDOW)! };
+  const ms = parseDuration(v);
+  if (ms !== undefined && ms > 0) return { kind: 'sliding', ms };
+  ctx.addIssue({ code: 'custom', message: `must be 'sliding', 'upstream-day' or a duration such as 24h` });
+  return z.NEVER;
+});
+
+const positiveInt = z.number().int().positive();
+const tier = z.enum(['scheduled', 'backfill', 'manual']);
+
+const pace = z.strictObject({ limit: positiveInt, window: duration });
+
+const bucket = z.strictObject({
+  quota: positiveInt.optional(),
+  window: windowSpec.optional(),
+  reserve: amount.optional(),
+  backfillHeadroom: amount.optional(),
+  pace: pace.optional(),
+});
+
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const id = z.string().regex(ID_PATTERN, 'must be 1-64 letters, digits, ".", "_" or "-"');
+
+const credential = z.strictObject({
+  id,
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+    .default(DEFAULT_API_KEY_ENV),
+  profile: z.enum(PROFILE_IDS as [string, ...string[]]).default('youtube-2026'),
+  timeZone: z.string().optional(),
+  /** Defaults for every bucket of the credential. */
+  window: windowSpec.optional(),
+  reserve: amount.optional(),
+  backfillHeadroom: amount.optional(),
+  pace: pace.optional(),
+  buckets: z.record(z.string(), bucket).default({}),
+});
+
+const budget = z.strictObject({
+  id,
+  /** Omitted: the budget applies to every credential (each gets its own log). */
+  credential: z.string().optional(),
+  /** Omitted: inferred from `methods` (which must then share one bucket). */
+  bucket: z.string().optional(),
+  methods: z.array(z.string()).min(1).optional(),
+  tiers: z.array(tier).min(1).optional(),
+  limit: positiveInt,
+  window: duration,
+});
+
+const schedule = (cron: string, stagger: string) =>
+  z
+    .strictObject({
+      cron: z.string().default(cron),
+      stagger: durationOrZero.default(parseDuration(stagger)!),
+      timeZone: z.string().default('UTC'),
+    })
+    .prefault({});
+
+const store = z.union([
+  z.string(),
+  z.strictObject({
+    url: z.string().optional(),
+    keyPrefix: z.string().max(100).optional(),
+    commandTimeoutMs: duration.optional(),
+    connectTimeoutMs: duration.optional(),
+  }),
+]);
+
+export const configSchema = z.strictObject({
+  store: store.optional(),
+  cache: z.strictObject({ path: z.string().min(1).default(DEFAULT_CACHE_PATH) }).prefault({}),
+  upstream: z
+    .strictObject({
+      baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(DEFAULT_BASE_URL),
+      timeout: duration.default(10_000),
+    })
+    .prefault({}),
+  credentials: z
+    .array(credential)
+    .min(1)
+    .prefault([{ id: 'default' }]),
+  budgets: z.array(budget).default([]),
+  regions: z
+    .array(z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter region code (ISO 3166-1)'))
+    .min(1)
+    .default([...DEFAULT_REGIONS]),
+  categories: z.record(z.string(), z.array(z.union([z.string().min(1), z.number().int()]))).default({}),
+  schedules: z
+    .strictObject({
+      trending: schedule('0 * * * *', '2m'),
+      backfill: schedule('30 * * * *', '0s'),
+    })
+    .prefault({}),
+  maxSleep: duration.default(30_000),
+  storeDown: z
+    .strictObject({
+      default: z.enum(['auto', 'open', 'closed']).default('auto'),
+      openMaxCost: z.number().int().min(0).default(1),
+      sites: z.record(z.string(), z.enum(['open', 'closed'])).default({}),
+    })
+    .prefault({}),
+});
+
+export type RawConfig = z.output<typeof configSchema>;
+export type RawCredential = RawConfig['credentials'][number];

@@ -1,0 +1,125 @@
+/**
+ * The resolved configuration: every default applied, every name checked, every duration in ms.
+ * Produced by `loadConfig` / `parseConfig` (src/config/load.ts); consumed by the guard, the jobs
+ * and the CLI. It never holds an API key: keys are read from the environment on demand
+ * (`config.apiKey(credentialId)`).
+ */
+import type { MethodSpec, ProfileId } from '../quota/profiles.js';
+
+/** Priority tiers on one bucket: each spends the same log up to its own ceiling. */
+export type Tier = 'scheduled' | 'backfill' | 'manual';
+export const TIERS: readonly Tier[] = ['scheduled', 'backfill', 'manual'];
+
+/** What a call site does when the ledger store is unavailable. */
+export type FailMode = 'open' | 'closed';
+/** `auto`: open for calls costing at most `storeDown.openMaxCost` units, closed above. */
+export type FailPolicy = FailMode | 'auto';
+
+/**
+ * How a bucket's budget is windowed.
+ * - `sliding`: one exact sliding log of `ms` (default 24 h). Safest: never more than the quota in
+ *   any window of that length, whatever the upstream's reset time.
+ * - `upstream-day`: one log per calendar day of the upstream (its time zone), so the whole quota
+ *   frees at the upstream's midnight; pair it with `pace` to smooth bursts.
+ */
+export type WindowConfig = { kind: 'sliding'; ms: number } | { kind: 'upstream-day' };
+
+/** A sliding budget spent atomically with its bucket (e.g. at most 1,500 units per rolling hour). */
+export interface PaceConfig {
+  limit: number;
+  windowMs: number;
+}
+
+export interface BucketConfig {
+  id: string;
+  /** Units per upstream day. */
+  quota: number;
+  window: WindowConfig;
+  /** Units scheduled and backfill spends never touch (default 5 % of the quota). */
+  reserve: number;
+  /** Backfills stop while fewer than this many units are left above the reserve. */
+  backfillHeadroom: number;
+  /** The ceiling each tier spends up to: scheduled = quota − reserve, backfill = that − headroom, manual = quota. */
+  ceilings: Record<Tier, number>;
+  pace?: PaceConfig;
+}
+
+/** An extra budget narrower than a bucket, spent atomically with it. */
+export interface BudgetConfig {
+  id: string;
+  bucket: string;
+  limit: number;
+  windowMs: number;
+  /** Tiers it covers (all by default). */
+  tiers: readonly Tier[];
+  /** Methods it covers; undefined = every spend on the bucket. */
+  methods?: readonly string[];
+}
+
+export interface CredentialConfig {
+  id: string;
+  /** Name of the environment variable holding the API key (never the key itself). */
+  apiKeyEnv: string;
+  profile: ProfileId;
+  /** The upstream's reset time zone. */
+  timeZone: string;
+  /** The bucket a spend without a method uses (the profile's shared bucket, `units`). */
+  defaultBucket: string;
+  buckets: Record<string, BucketConfig>;
+  /** method → bucket and cost, from the profile. */
+  methods: Record<string, MethodSpec>;
+  /** Narrower budgets that apply to this credential. */
+  budgets: readonly BudgetConfig[];
+}
+
+export interface ScheduleConfig {
+  cron: string;
+  /** Offset between consecutive regions' runs, so regional bursts interleave. */
+  staggerMs: number;
+  timeZone: string;
+}
+
+export type StoreKind = 'sqlite' | 'redis' | 'redis-cluster';
+
+export interface StoreConfig {
+  /** `sqlite:<path>`, `redis://…`, `rediss://…` or `redis-cluster://host:port,…`. May hold a password: never log it. */
+  url: string;
+  kind: StoreKind;
+  /** Where the URL came from. */
+  from: 'file' | 'env' | 'default';
+  keyPrefix?: string;
+  commandTimeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
+export interface StoreDownConfig {
+  default: FailPolicy;
+  openMaxCost: number;
+  /** Per call site (the first `:` segment of a spend's tag, e.g. `trending`): open or closed. */
+  sites: Record<string, FailMode>;
+}
+
+export interface Config {
+  /** The file it was read from, or undefined for the embedded defaults. */
+  source?: string;
+  store: StoreConfig;
+  cache: { path: string };
+  upstream: { baseUrl: string; timeoutMs: number };
+  credentials: readonly CredentialConfig[];
+  regions: readonly string[];
+  /** Chart categories per region; an empty list means the whole chart. */
+  categories: Record<string, readonly string[]>;
+  schedules: { trending: ScheduleConfig; backfill: ScheduleConfig };
+  /** The longest Retry-After a job sleeps through before it stops instead. */
+  maxSleepMs: number;
+  storeDown: StoreDownConfig;
+  /** The credential's config; throws ConfigError (QG_UNKNOWN_CREDENTIAL) for an unknown id. */
+  credential(id: string): CredentialConfig;
+  /** The region's code (upper-cased); throws ConfigError (QG_UNKNOWN_REGION) when not configured. */
+  region(code: string): string;
+  /**
+   * The credential's API key, read from its environment variable now. Throws ConfigError
+   * (QG_MISSING_API_KEY) naming the variable when it is unset or empty.
+   */
+  apiKey(credentialId: string): string;
+}
