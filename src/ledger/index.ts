@@ -7,6 +7,7 @@
  */
 import { QuotaGuardError } from '../errors.js';
 import { CheckedLedger } from './ledger.js';
+import { openRedisBackend, parseClusterUrl } from './redis.js';
 import { openSqliteBackend } from './sqlite.js';
 import type { Ledger, OpenLedgerOptions } from './types.js';
 
@@ -42,8 +43,17 @@ export async function openLedger(url: string, options: OpenLedgerOptions = {}): 
     });
     return new CheckedLedger(backend);
   }
-  if (/^rediss?(-cluster)?:\/\//.test(u)) {
-    throw badUrl(u, 'the Redis backend is not available yet in this build');
+  if (/^rediss?:\/\//.test(u)) {
+    try {
+      new URL(u);
+    } catch {
+      throw badUrl(u, 'not a valid URL');
+    }
+    return new CheckedLedger(await openRedisBackend('redis', u, options));
+  }
+  if (/^rediss?-cluster:\/\//.test(u)) {
+    if (!parseClusterUrl(u)) throw badUrl(u, 'expected host:port[,host:port…] after the scheme');
+    return new CheckedLedger(await openRedisBackend('redis-cluster', u, options));
   }
   throw badUrl(u, 'unknown scheme');
 }

@@ -1,0 +1,56 @@
+--[[
+  Read a budget without changing it: units and calls in the window, by tag, and its block marker.
+
+  Input:
+    KEYS[1] log    KEYS[2] meta
+    ARGV[1] windowMs
+
+  Output:
+    {nowMs, used, calls, oldestMs, newestMs, blockedUntilMs, reason, tag1, units1, tag2, units2, ...}
+    (oldestMs / newestMs are 0 when the window is empty)
+    {code, storedWindowMs} on failure (code < 0)
+]]
+--- @include "common"
+
+local nowUs = now_us()
+local nowMs = math.floor(nowUs / 1000)
+local win = tonumber(ARGV[1])
+local total, stored, _, blocked, reason = read_meta(KEYS[2])
+if not total then
+  return { CODE_CORRUPT, 0 }
+end
+if stored and stored ~= win then
+  return { CODE_WINDOW_MISMATCH, stored }
+end
+local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. fmt(nowUs - win * 1000), '+inf', 'WITHSCORES')
+local used, calls, oldest, newest = 0, 0, 0, 0
+local byTag, order = {}, {}
+for i = 1, #entries, 2 do
+  local m = entries[i]
+  local c, tag = string.match(m, '^[^:]*:(%d+):(.*)$')
+  c = tonumber(c)
+  if not c then
+    return { CODE_CORRUPT, 0 }
+  end
+  used = used + c
+  calls = calls + 1
+  local at = math.floor(tonumber(entries[i + 1]) / 1000)
+  if calls == 1 then
+    oldest = at
+  end
+  newest = at
+  if byTag[tag] == nil then
+    byTag[tag] = 0
+    order[#order + 1] = tag
+  end
+  byTag[tag] = byTag[tag] + c
+end
+if blocked <= nowMs then
+  blocked, reason = 0, ''
+end
+local out = { nowMs, used, calls, oldest, newest, blocked, reason }
+for _, tag in ipairs(order) do
+  out[#out + 1] = tag
+  out[#out + 1] = byTag[tag]
+end
+return out

@@ -1,0 +1,220 @@
+/**
+ * The Redis ledger (one server, TLS, or a Cluster). All decisions happen inside the Lua scripts
+ * (see scripts.ts and lua/), on the server's clock; this file owns the connection and its failure
+ * policy:
+ * - no offline queue and a command timeout (default 1000 ms): a dead or hung Redis fails a call
+ *   fast with StoreUnavailableError instead of queueing it, so the guard can fail open or closed;
+ * - reconnects forever with a bounded delay, so the same ledger works again once Redis is back;
+ * - never resends a command that was in flight when the connection dropped (a spend may have run).
+ */
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
+import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
+import type { BackendSpend, LedgerBackend } from './backend.js';
+import { CrossSlotError } from './errors.js';
+import { type LedgerScripts, registerScripts } from './scripts.js';
+import type { Decision, LedgerKind, OpenLedgerOptions, Snapshot } from './types.js';
+
+/** Longest pause between reconnect attempts (ms). */
+const MAX_RECONNECT_DELAY_MS = 500;
+
+const UNAVAILABLE_REPLIES = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READONLY|NOREPLICAS)\b/;
+
+/** Map whatever ioredis threw to the ledger's errors. Never includes a password. */
+export function mapRedisError(e: unknown, what: string): unknown {
+  if (e instanceof QuotaGuardError) return e;
+  const err = e as { name?: string; message?: string };
+  const message = String(err?.message ?? e);
+  if (err?.name === 'ReplyError') {
+    if (UNAVAILABLE_REPLIES.test(message)) {
+      return new StoreUnavailableError(`Redis ledger: ${what} failed: ${message.split('\n')[0]}`, {
+        cause: e,
+      });
+    }
+    if (/^WRONGTYPE\b/.test(message)) {
+      return new QuotaGuardError(
+        'QG_STORE_CORRUPT',
+        `Redis ledger: ${what}: a ledger key holds another type`,
+        {
+          cause: e,
+        },
+      );
+    }
+    return new QuotaGuardError('QG_INTERNAL', `Redis ledger: ${what} failed: ${message.split('\n')[0]}`, {
+      cause: e,
+    });
+  }
+  // Connection refused/reset, command timeout, stream not writeable, cluster slots not reachable…
+  return new StoreUnavailableError(`Redis ledger: ${what} failed: ${message.split('\n')[0]}`, { cause: e });
+}
+
+function baseOptions(o: OpenLedgerOptions): RedisOptions {
+  return {
+    commandTimeout: o.commandTimeoutMs ?? 1000,
+    connectTimeout: o.connectTimeoutMs ?? 1000,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (times) => Math.min(50 * times, MAX_RECONNECT_DELAY_MS),
+    lazyConnect: true,
+  };
+}
+
+export interface ParsedClusterUrl {
+  nodes: ClusterNode[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/** `redis-cluster://[user:pass@]h1:p1,h2:p2` (or `rediss-cluster://` for TLS). */
+export function parseClusterUrl(url: string): ParsedClusterUrl | undefined {
+  const m = /^(rediss?)-cluster:\/\/(?:([^@/]*)@)?([^/?#]+)\/?$/.exec(url);
+  if (!m) return undefined;
+  const out: ParsedClusterUrl = { nodes: [], tls: m[1] === 'rediss' };
+  if (m[2]) {
+    const colon = m[2].indexOf(':');
+    const user = decodeURIComponent(colon < 0 ? '' : m[2].slice(0, colon));
+    const pass = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(colon + 1));
+    if (user) out.username = user;
+    if (pass) out.password = pass;
+  }
+  for (const hp of m[3]!.split(',')) {
+    const hm = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(hp.trim());
+    if (!hm) return undefined;
+    out.nodes.push({ host: hm[1]!, port: Number(hm[2]) });
+  }
+  return out.nodes.length > 0 ? out : undefined;
+}
+
+async function connect(client: Redis | Cluster, o: OpenLedgerOptions): Promise<void> {
+  const limitMs = (o.connectTimeoutMs ?? 1000) + 500;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.connect(),
+      new Promise((_r, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function openRedisBackend(
+  kind: Extract<LedgerKind, 'redis' | 'redis-cluster'>,
+  url: string,
+  o: OpenLedgerOptions,
+): Promise<LedgerBackend> {
+  let client: Redis | Cluster;
+  if (kind === 'redis') {
+    client = new Redis(url, baseOptions(o));
+  } else {
+    const parsed = parseClusterUrl(url);
+    if (!parsed) throw new Error('unreachable: URL checked by openLedger');
+    const nodeOptions: RedisOptions = { ...baseOptions(o) };
+    delete nodeOptions.retryStrategy;
+    if (parsed.username) nodeOptions.username = parsed.username;
+    if (parsed.password) nodeOptions.password = parsed.password;
+    if (parsed.tls) nodeOptions.tls = {};
+    client = new Cluster(parsed.nodes, {
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      redisOptions: nodeOptions,
+      clusterRetryStrategy: (times) => Math.min(50 * times, MAX_RECONNECT_DELAY_MS),
+      slotsRefreshTimeout: o.connectTimeoutMs ?? 1000,
+      maxRedirections: 4,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+    });
+  }
+  // Connection errors surface on the calls that hit them; keep the emitter from complaining.
+  client.on('error', () => {});
+  try {
+    await connect(client, o);
+  } catch (e) {
+    if (!o.allowUnreachable) {
+      client.disconnect();
+      throw mapRedisError(e, 'connect');
+    }
+  }
+  return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''));
+}
+
+class RedisBackend implements LedgerBackend {
+  readonly kind: LedgerKind;
+  readonly #client: Redis | Cluster;
+  readonly #scripts: LedgerScripts;
+
+  constructor(kind: LedgerKind, client: Redis | Cluster, scripts: LedgerScripts) {
+    this.kind = kind;
+    this.#client = client;
+    this.#scripts = scripts;
+  }
+
+  async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw mapRedisError(e, what);
+    }
+  }
+
+  /** In a Cluster, every key of one call must be in one slot: say so before Redis does. */
+  #checkSlots(budgetKeys: readonly string[]): void {
+    if (this.kind !== 'redis-cluster' || budgetKeys.length < 2) return;
+    const keys = this.#scripts.spendKeys(budgetKeys);
+    const slots = keys.map((k) => calculateSlot(k));
+    if (slots.some((s) => s !== slots[0])) {
+      throw new CrossSlotError(
+        budgetKeys,
+        budgetKeys.map((_k, i) => slots[2 * i]!),
+      );
+    }
+  }
+
+  spend(req: BackendSpend): Promise<Decision> {
+    this.#checkSlots(req.budgets.map((b) => b.key));
+    return this.#call('spend', () => this.#scripts.spend(req));
+  }
+
+  async refund(keys: string[], id: string): Promise<void> {
+    this.#checkSlots(keys);
+    await this.#call('refund', () => this.#scripts.refund(keys, id));
+  }
+
+  peek(key: string, windowMs: number): Promise<Snapshot> {
+    return this.#call('peek', () => this.#scripts.peek(key, windowMs));
+  }
+
+  block(key: string, untilEpochMs: number, reason: string): Promise<void> {
+    return this.#call('block', () => this.#scripts.block(key, untilEpochMs, reason));
+  }
+
+  unblock(key: string): Promise<void> {
+    return this.#call('unblock', () => this.#scripts.unblock(key));
+  }
+
+  freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]> {
+    return this.#call('freesUpIn', () => this.#scripts.freesUpIn(key, windowMs, limit, amounts));
+  }
+
+  async ping(): Promise<void> {
+    await this.#call('ping', async () => {
+      if (this.#client instanceof Cluster) {
+        await Promise.all(this.#client.nodes('master').map((n) => n.ping()));
+      } else {
+        await this.#client.ping();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.#client.quit();
+    } catch {
+      this.#client.disconnect();
+    }
+  }
+}
