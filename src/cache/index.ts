@@ -1,0 +1,309 @@
+/**
+ * The local video cache: everything the jobs ingest, in one SQLite file with an FTS5 index, so
+ * user-facing search never spends the metered quota. The cache never talks to the upstream.
+ *
+ *   const cache = openCache('data/cache.db');
+ *   cache.ingestTrendingPage({ region: 'US', fetchedAt: Date.now(), rankOffset: 0, videos });
+ *   const r = cache.search('pokémon -minecraft "world record"', { limit: 20 });
+ *   cache.close();
+ *
+ * Schema, pragmas, query language and ranking: docs/cache.md.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { InvalidArgumentError, QuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { CacheSchemaError } from './errors.js';
+import { hotIsStale, hotState, rebuildHot } from './hot.js';
+import { Writer } from './ingest.js';
+import * as records from './records.js';
+import { applyPragmas, migrate } from './schema.js';
+import { Searcher } from './search.js';
+import type {
+  CachedVideo,
+  CacheOptions,
+  CacheStats,
+  IngestResult,
+  RefreshBatch,
+  RunRecord,
+  SearchOptions,
+  SearchResult,
+  StoredRun,
+  TrendingPage,
+  TrendingSighting,
+  TrendingSnapshot,
+  VideoResource,
+} from './types.js';
+
+export const DEFAULT_CACHE_PATH = 'data/cache.db';
+
+export interface Cache {
+  /** The database file (`:memory:` for an in-memory cache). */
+  readonly path: string;
+  /** Write one page of a trending chart (its videos and its snapshot rows) in one transaction. */
+  ingestTrendingPage(page: TrendingPage): IngestResult;
+  /** Refresh details and statistics (full or partial resources), no snapshot, one transaction. */
+  upsertVideos(videos: readonly VideoResource[]): IngestResult;
+  /** Search the cache. Never spends quota; see docs/cache.md for the query language and ranking. */
+  search(query: string, options?: SearchOptions): SearchResult;
+  /**
+   * Bring the full-text index up to date with every written row, and rebuild the hot index if it
+   * is stale. Jobs call this (or `recordRun`, which calls it) at the end of a run. Returns the rows indexed.
+   */
+  flush(): number;
+  /** Rebuild the hot index now. Returns how many videos it holds. */
+  rebuildHotIndex(): number;
+  /** The latest snapshot of each chart of `region` (every chart when omitted). */
+  latestSnapshots(region?: string): TrendingSnapshot[];
+  /** The latest snapshot of one chart (`category` `''`: the whole chart). */
+  latestSnapshot(region: string, category?: string): TrendingSnapshot | undefined;
+  /** Where and when a video was seen trending, first sighting first. */
+  trendingHistory(videoId: string): TrendingSighting[];
+  getVideo(id: string): CachedVideo | undefined;
+  /** The backfill's work list: oldest refresh first, resumable with the returned cursor. */
+  videosDueForRefresh(
+    limit: number,
+    afterCursor?: string | null,
+    options?: { refreshedBefore?: number },
+  ): RefreshBatch;
+  getCursor(name: string): string | undefined;
+  /** Store a job cursor (`null` clears it). */
+  setCursor(name: string, value: string | null): void;
+  /** Record a finished job run (and catch the index up, as the end of a run). Returns its id. */
+  recordRun(run: RunRecord): number;
+  /** Latest runs first, of one job or all. */
+  recentRuns(options?: { job?: string; limit?: number }): StoredRun[];
+  stats(): CacheStats;
+  /** Catch the index up and close the file. Further calls throw. */
+  close(): void;
+}
+
+const DEFAULTS = {
+  indexBatch: 1000,
+  commonTermDocs: 20_000,
+  hotSize: 10_000,
+  cacheMiB: 64,
+  busyTimeoutMs: 5000,
+};
+
+function positiveInt(name: string, v: number | undefined, fallback: number, max: number): number {
+  if (v === undefined) return fallback;
+  if (!Number.isInteger(v) || v < 1 || v > max) {
+    throw new InvalidArgumentError(`options.${name}`, `must be an integer from 1 to ${max}`);
+  }
+  return v;
+}
+
+/** SQLite errors that mean "the file is not usable as a cache", as typed errors. */
+function translate(e: unknown, path: string, opening = false): unknown {
+  if (e instanceof QuotaGuardError) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return e;
+  if (opening && /^E[A-Z]+$/.test(code)) {
+    return new StoreUnavailableError(`cache ${path} cannot be created (${code})`, { cause: e });
+  }
+  if (!code.startsWith('SQLITE_')) return e;
+  if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code.startsWith('SQLITE_LOCKED')) {
+    return new StoreUnavailableError(`cache ${path} is locked by another process (busy timeout expired)`, {
+      cause: e,
+    });
+  }
+  if (
+    code === 'SQLITE_CANTOPEN' ||
+    code.startsWith('SQLITE_CANTOPEN_') ||
+    code.startsWith('SQLITE_READONLY')
+  ) {
+    return new StoreUnavailableError(`cache ${path} cannot be opened for writing`, { cause: e });
+  }
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT') || (opening && code === 'SQLITE_ERROR')) {
+    return new CacheSchemaError(`${path} is not a usable quota-guard cache (${code})`, { cause: e });
+  }
+  if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) {
+    return new StoreUnavailableError(`cache ${path}: disk error (${code})`, { cause: e });
+  }
+  return e;
+}
+
+class SqliteCache implements Cache {
+  private readonly writer: Writer;
+  private readonly searcher: Searcher;
+  private readonly now: () => number;
+  private readonly hotSize: number;
+
+  constructor(
+    private readonly db: Database.Database,
+    readonly path: string,
+    opts: Required<Omit<CacheOptions, 'now' | 'cacheMiB' | 'busyTimeoutMs'>> & { now: () => number },
+  ) {
+    this.now = opts.now;
+    this.hotSize = opts.hotSize;
+    this.writer = new Writer(db, opts.indexBatch);
+    this.searcher = new Searcher(db, this.writer, {
+      commonTermDocs: opts.commonTermDocs,
+      hotSize: opts.hotSize,
+      now: this.now,
+    });
+  }
+
+  private run<T>(fn: () => T): T {
+    if (!this.db.open) throw new InvalidArgumentError('cache', 'is closed');
+    try {
+      return fn();
+    } catch (e) {
+      throw translate(e, this.path);
+    }
+  }
+
+  ingestTrendingPage(page: TrendingPage): IngestResult {
+    return this.run(() => this.writer.ingestPage(page, this.now()));
+  }
+
+  upsertVideos(videos: readonly VideoResource[]): IngestResult {
+    return this.run(() => this.writer.upsert(videos, this.now()));
+  }
+
+  search(query: string, options?: SearchOptions): SearchResult {
+    return this.run(() => this.searcher.search(query, options));
+  }
+
+  /** Index rows a previous process wrote but did not index (on open). */
+  catchUp(): number {
+    return this.run(() => this.writer.catchUp());
+  }
+
+  flush(): number {
+    return this.run(() => {
+      const n = this.writer.catchUp();
+      if (hotIsStale(hotState(this.db), this.writer.indexedUpTo(), this.now())) {
+        rebuildHot(this.db, this.hotSize, this.now());
+      }
+      return n;
+    });
+  }
+
+  rebuildHotIndex(): number {
+    return this.run(() => {
+      this.writer.catchUp();
+      return rebuildHot(this.db, this.hotSize, this.now());
+    });
+  }
+
+  latestSnapshots(region?: string): TrendingSnapshot[] {
+    return this.run(() => records.latestSnapshots(this.db, region));
+  }
+
+  latestSnapshot(region: string, category = ''): TrendingSnapshot | undefined {
+    return this.run(() => records.latestSnapshots(this.db, region, category)[0]);
+  }
+
+  trendingHistory(videoId: string): TrendingSighting[] {
+    return this.run(() => records.trendingHistory(this.db, videoId));
+  }
+
+  getVideo(id: string): CachedVideo | undefined {
+    return this.run(() => records.getVideo(this.db, id));
+  }
+
+  videosDueForRefresh(
+    limit: number,
+    afterCursor?: string | null,
+    options: { refreshedBefore?: number } = {},
+  ): RefreshBatch {
+    return this.run(() => records.videosDueForRefresh(this.db, limit, afterCursor, options.refreshedBefore));
+  }
+
+  getCursor(name: string): string | undefined {
+    return this.run(() => records.getCursor(this.db, name));
+  }
+
+  setCursor(name: string, value: string | null): void {
+    this.run(() => records.setCursor(this.db, name, value, this.now()));
+  }
+
+  recordRun(run: RunRecord): number {
+    const id = this.run(() => records.recordRun(this.db, run));
+    this.flush();
+    return id;
+  }
+
+  recentRuns(options: { job?: string; limit?: number } = {}): StoredRun[] {
+    return this.run(() => records.recentRuns(this.db, options.job, options.limit ?? 20));
+  }
+
+  stats(): CacheStats {
+    return this.run(() => {
+      const one = (sql: string) => this.db.prepare(sql).pluck().get() as number;
+      const hot = hotState(this.db);
+      let fileBytes = 0;
+      if (!this.db.memory) {
+        for (const suffix of ['', '-wal']) {
+          try {
+            fileBytes += statSync(this.path + suffix).size;
+          } catch {
+            // no WAL file right now
+          }
+        }
+      }
+      return {
+        videos: one('SELECT count(*) FROM videos'),
+        indexedVideos: one(
+          `SELECT count(*) FROM videos WHERE vid <= (SELECT value FROM meta WHERE key = 'indexed_upto')`,
+        ),
+        snapshotRows: one('SELECT count(*) FROM snapshots'),
+        regions: one('SELECT count(DISTINCT region) FROM charts'),
+        runs: one('SELECT count(*) FROM runs'),
+        hotVideos: hot.videos,
+        hotBuiltAt: hot.builtAt,
+        fileBytes,
+        schemaVersion: this.db.pragma('user_version', { simple: true }) as number,
+      };
+    });
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    try {
+      this.writer.catchUp();
+    } finally {
+      this.db.close();
+    }
+  }
+}
+
+/**
+ * Open (creating if needed) the cache at `path` (default `data/cache.db`; `:memory:` for a
+ * throwaway one). Creates the directory, applies pragmas, runs migrations, and indexes any rows a
+ * previous process wrote but did not index (e.g. after a crash).
+ */
+export function openCache(path: string = DEFAULT_CACHE_PATH, options: CacheOptions = {}): Cache {
+  if (typeof path !== 'string' || path.length === 0) {
+    throw new InvalidArgumentError('path', 'must be a file path or ":memory:"');
+  }
+  const opts = {
+    indexBatch: positiveInt('indexBatch', options.indexBatch, DEFAULTS.indexBatch, 1_000_000),
+    commonTermDocs: positiveInt('commonTermDocs', options.commonTermDocs, DEFAULTS.commonTermDocs, 1e9),
+    hotSize: positiveInt('hotSize', options.hotSize, DEFAULTS.hotSize, 1_000_000),
+    now: options.now ?? Date.now,
+  };
+  const cacheMiB = positiveInt('cacheMiB', options.cacheMiB, DEFAULTS.cacheMiB, 65_536);
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULTS.busyTimeoutMs;
+  const memory = path === ':memory:';
+  const file = memory ? path : resolve(path);
+  let db: Database.Database | undefined;
+  try {
+    if (!memory) mkdirSync(dirname(file), { recursive: true });
+    db = new Database(file);
+    applyPragmas(db, { cacheMiB, busyTimeoutMs });
+    migrate(db);
+    const cache = new SqliteCache(db, memory ? path : file, opts);
+    cache.catchUp();
+    return cache;
+  } catch (e) {
+    db?.close();
+    throw translate(e, memory ? path : file, true);
+  }
+}
+
+export { QueryInvalidError } from './errors.js';
+export { parseQuery } from './query.js';
+export type * from './types.js';

@@ -1,0 +1,255 @@
+/**
+ * Writes: one transaction per trending page or upsert call, prepared statements reused.
+ *
+ * Rows land in `videos` at once; the full-text index (`videos_fts`) is fed from them in batches
+ * (`indexBatch` rows, one FTS commit each) because FTS5 pays per commit for merging small
+ * segments. `meta.indexed_upto` marks the highest `vid` the index has taken, in the same database,
+ * so the mark and the index can never disagree: the batch is indexed inside the transaction of
+ * the page that fills it, and `catchUp()` (end of a job run, open, before a search) indexes the
+ * rest. A video already in the index whose text changes is re-indexed at once in the same
+ * transaction (old text out, new text in), so the index never serves stale text.
+ */
+import type { Database, Statement, Transaction } from 'better-sqlite3';
+import { InvalidArgumentError } from '../errors.js';
+import { FTS_COLUMNS } from './schema.js';
+import type { IngestResult, TrendingPage, VideoResource } from './types.js';
+import { toRow, type VideoRow } from './video.js';
+
+interface ExistingRow {
+  vid: number;
+  title: string | null;
+  tags: string | null;
+  description: string | null;
+  channel_title: string | null;
+}
+
+const TEXT_COLS = FTS_COLUMNS.join(', ');
+const MAX_PAGE = 1000;
+
+export class Writer {
+  private readonly findVideo: Statement<[string], ExistingRow>;
+  private readonly insertVideo: Statement<unknown[], { vid: number }>;
+  private readonly updateVideo: Statement<unknown[]>;
+  private readonly insertSnapshot: Statement<unknown[]>;
+  private readonly touchChart: Statement<unknown[]>;
+  private readonly getMark: Statement<[], number>;
+  private readonly setMark: Statement<[number]>;
+  private readonly maxVid: Statement<[], number | null>;
+  private readonly indexRange: Statement<[number, number]>;
+  private readonly ftsDelete: Statement<unknown[]>;
+  private readonly ftsInsert: Statement<unknown[]>;
+  private readonly hotDelete: Statement<unknown[]>;
+  private readonly hotInsert: Statement<unknown[]>;
+  private readonly isHot: Statement<[number], number>;
+  private readonly ingestTx: Transaction<(page: TrendingPage, now: number) => IngestResult>;
+  private readonly upsertTx: Transaction<(videos: readonly VideoResource[], now: number) => IngestResult>;
+  private readonly catchUpTx: Transaction<() => number>;
+  /** Bumped whenever this writer changes what the index holds (search caches term counts per generation). */
+  generation = 0;
+
+  constructor(
+    db: Database,
+    private readonly indexBatch: number,
+  ) {
+    this.findVideo = db.prepare(`SELECT vid, ${TEXT_COLS} FROM videos WHERE id = ?`);
+    this.insertVideo = db.prepare(
+      `INSERT INTO videos (id, channel_id, channel_title, title, description, tags, category_id,
+         default_language, default_audio_language, published_at, duration_s, view_count, like_count,
+         comment_count, first_seen, last_refreshed)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING vid`,
+    );
+    this.updateVideo = db.prepare(
+      `UPDATE videos SET
+         channel_id = coalesce(?, channel_id), channel_title = coalesce(?, channel_title),
+         title = coalesce(?, title), description = coalesce(?, description), tags = coalesce(?, tags),
+         category_id = coalesce(?, category_id), default_language = coalesce(?, default_language),
+         default_audio_language = coalesce(?, default_audio_language),
+         published_at = coalesce(?, published_at), duration_s = coalesce(?, duration_s),
+         view_count = coalesce(?, view_count), like_count = coalesce(?, like_count),
+         comment_count = coalesce(?, comment_count), last_refreshed = max(last_refreshed, ?)
+       WHERE vid = ?`,
+    );
+    this.insertSnapshot = db.prepare(
+      `INSERT INTO snapshots (region, category, fetched_at, rank, vid) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (region, category, fetched_at, rank) DO UPDATE SET vid = excluded.vid`,
+    );
+    this.touchChart = db.prepare(
+      `INSERT INTO charts (region, category, first_fetched_at, last_fetched_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (region, category) DO UPDATE SET
+         first_fetched_at = min(first_fetched_at, excluded.first_fetched_at),
+         last_fetched_at = max(last_fetched_at, excluded.last_fetched_at)`,
+    );
+    this.getMark = db.prepare<[], number>(`SELECT value FROM meta WHERE key = 'indexed_upto'`).pluck();
+    this.setMark = db.prepare(`UPDATE meta SET value = ? WHERE key = 'indexed_upto'`);
+    this.maxVid = db.prepare<[], number | null>('SELECT max(vid) FROM videos').pluck();
+    this.indexRange = db.prepare(
+      `INSERT INTO videos_fts (rowid, ${TEXT_COLS})
+       SELECT vid, ${TEXT_COLS} FROM videos WHERE vid > ? AND vid <= ? ORDER BY vid`,
+    );
+    const marks = FTS_COLUMNS.map(() => '?').join(', ');
+    this.ftsDelete = db.prepare(
+      `INSERT INTO videos_fts (videos_fts, rowid, ${TEXT_COLS}) VALUES ('delete', ?, ${marks})`,
+    );
+    this.ftsInsert = db.prepare(`INSERT INTO videos_fts (rowid, ${TEXT_COLS}) VALUES (?, ${marks})`);
+    this.hotDelete = db.prepare(
+      `INSERT INTO hot_fts (hot_fts, rowid, ${TEXT_COLS}) VALUES ('delete', ?, ${marks})`,
+    );
+    this.hotInsert = db.prepare(`INSERT INTO hot_fts (rowid, ${TEXT_COLS}) VALUES (?, ${marks})`);
+    this.isHot = db.prepare<[number], number>('SELECT count(*) FROM hot_videos WHERE vid = ?').pluck();
+
+    this.ingestTx = db.transaction((page: TrendingPage, now: number) => {
+      const result: IngestResult = { inserted: 0, updated: 0 };
+      const region = page.region;
+      const category = page.category ?? '';
+      const fetchedAt = Math.floor(page.fetchedAt);
+      page.videos.forEach((v, i) => {
+        const vid = this.upsertOne(toRow(v, `page.videos[${i}]`), fetchedAt, now, result);
+        this.insertSnapshot.run(region, category, fetchedAt, page.rankOffset + i, vid);
+      });
+      if (page.videos.length > 0) this.touchChart.run(region, category, fetchedAt, fetchedAt);
+      this.indexIfBatchFull();
+      return result;
+    });
+    this.upsertTx = db.transaction((videos: readonly VideoResource[], now: number) => {
+      const result: IngestResult = { inserted: 0, updated: 0 };
+      videos.forEach((v, i) => {
+        this.upsertOne(toRow(v, `videos[${i}]`), now, now, result);
+        if ((i + 1) % this.indexBatch === 0) this.indexIfBatchFull();
+      });
+      this.indexIfBatchFull();
+      return result;
+    });
+    this.catchUpTx = db.transaction(() => this.indexPending(Number.POSITIVE_INFINITY));
+  }
+
+  ingestPage(page: TrendingPage, now: number): IngestResult {
+    validatePage(page);
+    return this.ingestTx.immediate(page, now);
+  }
+
+  upsert(videos: readonly VideoResource[], now: number): IngestResult {
+    if (!Array.isArray(videos))
+      throw new InvalidArgumentError('videos', 'must be an array of video resources');
+    if (videos.length === 0) return { inserted: 0, updated: 0 };
+    return this.upsertTx.immediate(videos, now);
+  }
+
+  /** Rows written but not yet in the full-text index. */
+  pending(): number {
+    return (this.maxVid.get() ?? 0) - (this.getMark.get() ?? 0);
+  }
+
+  /** Index every pending row now. Returns how many rows were indexed. */
+  catchUp(): number {
+    if (this.pending() <= 0) return 0;
+    return this.catchUpTx.immediate();
+  }
+
+  indexedUpTo(): number {
+    return this.getMark.get() ?? 0;
+  }
+
+  private indexIfBatchFull(): void {
+    this.indexPending(this.indexBatch);
+  }
+
+  /** Index pending rows if at least `atLeast` are waiting (inside the caller's transaction). */
+  private indexPending(atLeast: number): number {
+    const mark = this.getMark.get() ?? 0;
+    const top = this.maxVid.get() ?? 0;
+    const waiting = top - mark;
+    if (waiting <= 0 || (Number.isFinite(atLeast) && waiting < atLeast)) return 0;
+    this.indexRange.run(mark, top);
+    this.setMark.run(top);
+    this.generation++;
+    return waiting;
+  }
+
+  private upsertOne(row: VideoRow, seenAt: number, now: number, result: IngestResult): number {
+    const old = this.findVideo.get(row.id);
+    if (old === undefined) {
+      const inserted = this.insertVideo.get(
+        row.id,
+        row.channelId,
+        row.channelTitle,
+        row.title,
+        row.description,
+        row.tags,
+        row.categoryId,
+        row.defaultLanguage,
+        row.defaultAudioLanguage,
+        row.publishedAt,
+        row.durationS,
+        row.viewCount,
+        row.likeCount,
+        row.commentCount,
+        seenAt,
+        now,
+      )!;
+      result.inserted++;
+      return inserted.vid;
+    }
+    const next = [
+      row.title ?? old.title,
+      row.tags ?? old.tags,
+      row.description ?? old.description,
+      row.channelTitle ?? old.channel_title,
+    ];
+    const before = [old.title, old.tags, old.description, old.channel_title];
+    const textChanged = next.some((v, k) => v !== before[k]);
+    // Already indexed rows must leave the index with exactly the text they entered it with.
+    if (textChanged) {
+      if (old.vid <= (this.getMark.get() ?? 0)) {
+        this.ftsDelete.run(old.vid, ...before);
+        this.ftsInsert.run(old.vid, ...next);
+        this.generation++;
+      }
+      if (this.isHot.get(old.vid)) {
+        this.hotDelete.run(old.vid, ...before);
+        this.hotInsert.run(old.vid, ...next);
+      }
+    }
+    this.updateVideo.run(
+      row.channelId,
+      row.channelTitle,
+      row.title,
+      row.description,
+      row.tags,
+      row.categoryId,
+      row.defaultLanguage,
+      row.defaultAudioLanguage,
+      row.publishedAt,
+      row.durationS,
+      row.viewCount,
+      row.likeCount,
+      row.commentCount,
+      now,
+      old.vid,
+    );
+    result.updated++;
+    return old.vid;
+  }
+}
+
+function validatePage(page: TrendingPage): void {
+  if (page === null || typeof page !== 'object') throw new InvalidArgumentError('page', 'must be an object');
+  if (typeof page.region !== 'string' || !/^[A-Za-z0-9_-]{1,16}$/.test(page.region)) {
+    throw new InvalidArgumentError('page.region', 'must be a region code such as "US"');
+  }
+  if (page.category !== undefined && (typeof page.category !== 'string' || page.category.length > 64)) {
+    throw new InvalidArgumentError('page.category', 'must be a string of at most 64 characters');
+  }
+  if (
+    typeof page.fetchedAt !== 'number' ||
+    !Number.isSafeInteger(Math.floor(page.fetchedAt)) ||
+    page.fetchedAt < 0
+  ) {
+    throw new InvalidArgumentError('page.fetchedAt', 'must be a time in epoch milliseconds');
+  }
+  if (!Number.isInteger(page.rankOffset) || page.rankOffset < 0) {
+    throw new InvalidArgumentError('page.rankOffset', 'must be an integer >= 0');
+  }
+  if (!Array.isArray(page.videos) || page.videos.length > MAX_PAGE) {
+    throw new InvalidArgumentError('page.videos', `must be an array of at most ${MAX_PAGE} video resources`);
+  }
+}

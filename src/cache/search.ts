@@ -1,0 +1,331 @@
+/**
+ * Search over the local cache. Queries are routed by how many videos each term is in (counted
+ * with a bounded scan, so counting never costs more than ranking a selective term):
+ *
+ * - every term selective (in at most `commonTermDocs` videos): exact bm25 with column weights;
+ * - some terms very common: the common ones only filter, bm25 over the selective ones ranks
+ *   (bm25 has to visit every match of every term to weigh it, and a very common word weighs
+ *   almost nothing anyway);
+ * - every term very common: bm25 within the hot index, then the other matches newest first.
+ *
+ * Excluded terms never enter a bm25 call over the whole cache: they only filter.
+ * See docs/cache.md for the ranking users get in each case.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import { InvalidArgumentError } from '../errors.js';
+import { hotState, rebuildHot } from './hot.js';
+import type { Writer } from './ingest.js';
+import { matchExpression, type ParsedQuery, parseQuery, type QueryTerm } from './query.js';
+import { BM25 } from './schema.js';
+import type { SearchHit, SearchOptions, SearchRanking, SearchResult } from './types.js';
+
+// better-sqlite3 binds JS numbers as REAL, and FTS5 ignores a REAL `rowid = ?` constraint next to
+// MATCH (it returns every match): every rowid bound into an FTS5 query goes through CAST(? AS INTEGER).
+
+interface Scored {
+  vid: number;
+  score: number;
+}
+
+interface Filters {
+  region: string | null;
+  since: number | null;
+  channel: string | null;
+}
+
+type Params = Record<string, string | number | null>;
+
+/** At most this many candidate videos are checked one by one when a filter drives a common-word search. */
+const FILTER_DRIVEN_MAX = 2000;
+const MAX_LIMIT = 100;
+const MAX_OFFSET = 10_000;
+
+export interface SearcherOptions {
+  commonTermDocs: number;
+  hotSize: number;
+  now: () => number;
+}
+
+export class Searcher {
+  private readonly statements = new Map<string, Statement>();
+  private readonly counts = new Map<string, number>();
+  private countsKey = '';
+
+  constructor(
+    private readonly db: Database,
+    private readonly writer: Writer,
+    private readonly opts: SearcherOptions,
+  ) {}
+
+  search(query: string, options: SearchOptions = {}): SearchResult {
+    const started = performance.now();
+    const { limit, offset, filters, highlight } = validateOptions(options);
+    const parsed = parseQuery(query);
+    // Pages written since the last batch become searchable now.
+    this.writer.catchUp();
+    const n = limit + 1;
+    const { rows, ranking } = this.rank(parsed, filters, n, offset);
+    const hits = this.decorate(rows.slice(0, limit), matchExpression(parsed.include), highlight);
+    return { hits, hasMore: rows.length > limit, ranking, took: performance.now() - started };
+  }
+
+  /** Documents containing a term, counted up to `commonTermDocs + 1`. */
+  termDocs(term: QueryTerm): number {
+    const key = `${this.writer.indexedUpTo()}:${this.writer.generation}`;
+    if (key !== this.countsKey) {
+      // Counts over the cap stay valid (videos are never removed); the others may have grown.
+      for (const [k, v] of this.counts) if (v <= this.opts.commonTermDocs) this.counts.delete(k);
+      if (this.counts.size > 50_000) this.counts.clear();
+      this.countsKey = key;
+    }
+    let docs = Number.POSITIVE_INFINITY;
+    term.tokens.forEach((tok, i) => {
+      const fts = `"${tok}"${term.prefix && i === term.tokens.length - 1 ? '*' : ''}`;
+      let c = this.counts.get(fts);
+      if (c === undefined) {
+        c = this.stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
+          .pluck()
+          .get(fts, this.opts.commonTermDocs + 1) as number;
+        this.counts.set(fts, c);
+      }
+      docs = Math.min(docs, c);
+    });
+    return docs;
+  }
+
+  private isCommon(term: QueryTerm): boolean {
+    return this.termDocs(term) > this.opts.commonTermDocs;
+  }
+
+  private rank(
+    q: ParsedQuery,
+    f: Filters,
+    n: number,
+    offset: number,
+  ): { rows: Scored[]; ranking: SearchRanking } {
+    const selective = q.include.filter((t) => !this.isCommon(t));
+    const full = matchExpression(q.include, q.exclude);
+    if (selective.length === 0) return { rows: this.rankPopular(full, f, n, offset), ranking: 'popular' };
+    const commonInclude = selective.length < q.include.length;
+    if (!commonInclude && !q.exclude.some((t) => this.isCommon(t))) {
+      // Exact bm25 over everything (excluded selective terms are cheap for bm25 to weigh).
+      const { sql, params } = filterSql('videos_fts', f);
+      const rows = this.stmt(
+        `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
+         WHERE videos_fts MATCH @match ${sql} ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
+      ).all({ ...params, match: full, n, offset }) as Scored[];
+      return { rows, ranking: 'bm25' };
+    }
+    // The selective terms bound the work: the full expression's matches (FTS5 intersects by seeking
+    // the common terms' lists) are the allowed set; bm25 over the selective terms orders it.
+    const { sql, params } = filterSql('videos_fts', f);
+    const allowed = new Set(
+      this.stmt(`SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql}`)
+        .pluck()
+        .all({ ...params, match: full }) as number[],
+    );
+    if (allowed.size === 0) return { rows: [], ranking: commonInclude ? 'bm25-selective' : 'bm25' };
+    const scored = this.stmt(
+      `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts WHERE videos_fts MATCH ?`,
+    ).all(matchExpression(selective)) as Scored[];
+    const rows = scored
+      .filter((r) => allowed.has(r.vid))
+      .sort((a, b) => a.score - b.score || b.vid - a.vid)
+      .slice(offset, offset + n);
+    return { rows, ranking: commonInclude ? 'bm25-selective' : 'bm25' };
+  }
+
+  /** Every term very common: bm25 within the hot set first, then the other matches newest first. */
+  private rankPopular(full: string, f: Filters, n: number, offset: number): Scored[] {
+    this.ensureHot();
+    const hot = filterSql('hot_fts', f);
+    const hotRows = this.stmt(
+      `SELECT rowid AS vid, ${BM25('hot_fts')} AS score FROM hot_fts
+       WHERE hot_fts MATCH @match ${hot.sql} ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
+    ).all({ ...hot.params, match: full, n, offset }) as Scored[];
+    if (hotRows.length >= n) return hotRows;
+    const hotTotal =
+      hotRows.length > 0 || offset === 0
+        ? offset + hotRows.length
+        : (this.stmt(`SELECT count(*) FROM hot_fts WHERE hot_fts MATCH @match ${hot.sql}`)
+            .pluck()
+            .get({ ...hot.params, match: full }) as number);
+    const skip = Math.max(0, offset - hotTotal);
+    const need = n - hotRows.length;
+    const rest = this.fillNewestFirst(full, f, need, skip);
+    return [...hotRows, ...rest.map((vid) => ({ vid, score: 0 }))];
+  }
+
+  /** Matches outside the hot set, newest first. */
+  private fillNewestFirst(full: string, f: Filters, need: number, skip: number): number[] {
+    const candidates = this.filterCandidates(f);
+    if (candidates === null) {
+      const { sql, params } = filterSql('videos_fts', f);
+      return this.stmt(
+        `SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match
+           AND rowid NOT IN (SELECT vid FROM hot_videos) ${sql}
+         ORDER BY rowid DESC LIMIT @need OFFSET @skip`,
+      )
+        .pluck()
+        .all({ ...params, match: full, need, skip }) as number[];
+    }
+    // A narrow filter: check its few candidates one by one instead of walking a huge match list.
+    const matches = this.stmt(
+      `SELECT count(*) FROM videos_fts WHERE videos_fts MATCH ? AND rowid = CAST(? AS INTEGER)
+         AND NOT EXISTS (SELECT 1 FROM hot_videos WHERE vid = ?)`,
+    ).pluck();
+    const out: number[] = [];
+    for (const vid of candidates) {
+      if (out.length >= need) break;
+      if ((matches.get(full, vid, vid) as number) === 0) continue;
+      if (skip > 0) skip--;
+      else out.push(vid);
+    }
+    return out;
+  }
+
+  /** The videos a filter allows, newest first, when there are few of them; null when many or no filter. */
+  private filterCandidates(f: Filters): number[] | null {
+    if (f.channel === null && f.region === null && f.since === null) return null;
+    const cap = FILTER_DRIVEN_MAX + 1;
+    let vids: number[] | null = null;
+    if (f.channel !== null) {
+      vids = this.stmt('SELECT vid FROM videos WHERE channel_id = ? ORDER BY vid DESC LIMIT ?')
+        .pluck()
+        .all(f.channel, cap) as number[];
+      if (vids.length >= cap) vids = null;
+    }
+    if (vids === null && (f.region !== null || f.since !== null)) {
+      const seen = new Set<number>();
+      const charts = this.stmt(
+        'SELECT region, category FROM charts WHERE (@region IS NULL OR region = @region)',
+      ).all({ region: f.region }) as Array<{ region: string; category: string }>;
+      const inChart = this.stmt(
+        'SELECT DISTINCT vid FROM snapshots WHERE region = ? AND category = ? AND fetched_at >= ? LIMIT ?',
+      ).pluck();
+      for (const c of charts) {
+        for (const vid of inChart.all(c.region, c.category, f.since ?? 0, cap) as number[]) seen.add(vid);
+        if (seen.size >= cap) return null;
+      }
+      vids = [...seen].sort((a, b) => b - a);
+    }
+    if (vids === null) return null;
+    // Apply the remaining filters to the (few) candidates.
+    const { sql, params } = filterSql('videos', f, 'vid');
+    const ok = this.stmt(`SELECT count(*) FROM videos WHERE vid = @vid ${sql}`).pluck();
+    return vids.filter((vid) => (ok.get({ ...params, vid }) as number) > 0);
+  }
+
+  private ensureHot(): void {
+    const state = hotState(this.db);
+    if (state.builtAt === null) rebuildHot(this.db, this.opts.hotSize, this.opts.now());
+  }
+
+  private decorate(rows: Scored[], positive: string, [open, close]: [string, string]): SearchHit[] {
+    const info = this.stmt(
+      `SELECT id, title, channel_id, channel_title, view_count, published_at FROM videos WHERE vid = ?`,
+    );
+    const regions = this.stmt('SELECT DISTINCT region FROM snapshots WHERE vid = ? ORDER BY region').pluck();
+    const snip = this.stmt(
+      `SELECT snippet(videos_fts, 2, @open, @close, '…', 24) AS d, highlight(videos_fts, 0, @open, @close) AS t
+       FROM videos_fts WHERE videos_fts MATCH @match AND rowid = CAST(@vid AS INTEGER)`,
+    );
+    return rows.map(({ vid, score }) => {
+      const v = info.get(vid) as {
+        id: string;
+        title: string | null;
+        channel_id: string | null;
+        channel_title: string | null;
+        view_count: number | null;
+        published_at: number | null;
+      };
+      const s = snip.get({ open, close, match: positive, vid }) as
+        | { d: string | null; t: string | null }
+        | undefined;
+      const snippet = s?.d?.includes(open) || !s?.t?.includes(open) ? (s?.d ?? s?.t ?? '') : (s.t ?? '');
+      return {
+        id: v.id,
+        title: v.title ?? '',
+        channelId: v.channel_id,
+        channelTitle: v.channel_title ?? '',
+        snippet,
+        score: score === 0 ? 0 : -score,
+        regions: regions.all(vid) as string[],
+        viewCount: v.view_count,
+        publishedAt: v.published_at,
+      };
+    });
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (s === undefined) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+}
+
+/** `AND …` conditions on `table`'s `key` column for the filters, with their parameters. */
+function filterSql(table: string, f: Filters, key = 'rowid'): { sql: string; params: Params } {
+  const parts: string[] = [];
+  if (f.channel !== null) {
+    parts.push(
+      `EXISTS (SELECT 1 FROM videos fv WHERE fv.vid = ${table}.${key} AND fv.channel_id = @channel)`,
+    );
+  }
+  if (f.region !== null || f.since !== null) {
+    const conds = [`fs.vid = ${table}.${key}`];
+    if (f.region !== null) conds.push('fs.region = @region');
+    if (f.since !== null) conds.push('fs.fetched_at >= @since');
+    parts.push(`EXISTS (SELECT 1 FROM snapshots fs WHERE ${conds.join(' AND ')})`);
+  }
+  return {
+    sql: parts.map((p) => `AND ${p}`).join(' '),
+    params: { channel: f.channel, region: f.region, since: f.since },
+  };
+}
+
+function validateOptions(o: SearchOptions): {
+  limit: number;
+  offset: number;
+  filters: Filters;
+  highlight: [string, string];
+} {
+  if (o === null || typeof o !== 'object') throw new InvalidArgumentError('options', 'must be an object');
+  const limit = o.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new InvalidArgumentError('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  const offset = o.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
+    throw new InvalidArgumentError('offset', `must be an integer from 0 to ${MAX_OFFSET}`);
+  }
+  if (o.region !== undefined && (typeof o.region !== 'string' || !/^[A-Za-z0-9_-]{1,16}$/.test(o.region))) {
+    throw new InvalidArgumentError('region', 'must be a region code such as "US"');
+  }
+  if (o.channelId !== undefined && (typeof o.channelId !== 'string' || o.channelId.length > 64)) {
+    throw new InvalidArgumentError('channelId', 'must be a channel id');
+  }
+  if (
+    o.trendingSince !== undefined &&
+    (typeof o.trendingSince !== 'number' || !Number.isFinite(o.trendingSince))
+  ) {
+    throw new InvalidArgumentError('trendingSince', 'must be a time in epoch milliseconds');
+  }
+  const highlight = o.highlight ?? ['«', '»'];
+  if (!Array.isArray(highlight) || highlight.length !== 2 || !highlight.every((h) => typeof h === 'string')) {
+    throw new InvalidArgumentError('highlight', 'must be two strings: [before, after]');
+  }
+  return {
+    limit,
+    offset,
+    filters: {
+      region: o.region ?? null,
+      since: o.trendingSince ?? null,
+      channel: o.channelId ?? null,
+    },
+    highlight: [highlight[0]!, highlight[1]!],
+  };
+}

@@ -1,0 +1,74 @@
+/** Turning `videos` resources into rows. Missing fields stay `null` so an upsert keeps the old value. */
+import { InvalidArgumentError } from '../errors.js';
+import type { VideoResource } from './types.js';
+
+/** Column values of a video, in the order of VIDEO_COLUMNS; `null` means "not in this resource". */
+export interface VideoRow {
+  id: string;
+  channelId: string | null;
+  channelTitle: string | null;
+  title: string | null;
+  description: string | null;
+  tags: string | null;
+  categoryId: string | null;
+  defaultLanguage: string | null;
+  defaultAudioLanguage: string | null;
+  publishedAt: number | null;
+  durationS: number | null;
+  viewCount: number | null;
+  likeCount: number | null;
+  commentCount: number | null;
+}
+
+const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+
+/** `PT1H2M3S` → 3723. Anything unparsable (or `P0D` for live streams) → null / 0. */
+export function parseDuration(iso: string | undefined): number | null {
+  if (typeof iso !== 'string') return null;
+  const m = ISO_DURATION.exec(iso);
+  if (!m || iso === 'P' || iso.endsWith('T')) return null;
+  const [, w, d, h, min, s] = m;
+  const n = (x: string | undefined) => (x === undefined ? 0 : Number(x));
+  return Math.round(n(w) * 604_800 + n(d) * 86_400 + n(h) * 3_600 + n(min) * 60 + n(s));
+}
+
+function count(v: string | number | undefined): number | null {
+  if (v === undefined || v === null) return null;
+  const n = typeof v === 'number' ? v : Number(v);
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : null;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+function time(v: string | undefined): number | null {
+  if (typeof v !== 'string') return null;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? t : null;
+}
+
+export function toRow(v: VideoResource, field: string): VideoRow {
+  if (v === null || typeof v !== 'object') throw new InvalidArgumentError(field, 'must be a video resource');
+  if (typeof v.id !== 'string' || v.id.length === 0 || v.id.length > 64) {
+    throw new InvalidArgumentError(`${field}.id`, 'must be a non-empty string of at most 64 characters');
+  }
+  const s = v.snippet ?? {};
+  const tags = Array.isArray(s.tags) ? JSON.stringify(s.tags.filter((t) => typeof t === 'string')) : null;
+  return {
+    id: v.id,
+    channelId: str(s.channelId),
+    channelTitle: str(s.channelTitle),
+    title: str(s.title),
+    description: str(s.description),
+    tags,
+    categoryId: str(s.categoryId),
+    defaultLanguage: str(s.defaultLanguage),
+    defaultAudioLanguage: str(s.defaultAudioLanguage),
+    publishedAt: time(s.publishedAt),
+    durationS: parseDuration(v.contentDetails?.duration),
+    viewCount: count(v.statistics?.viewCount),
+    likeCount: count(v.statistics?.likeCount),
+    commentCount: count(v.statistics?.commentCount),
+  };
+}
