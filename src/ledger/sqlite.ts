@@ -131,6 +131,8 @@ class SqliteBackend implements LedgerBackend {
   readonly #unblock;
   readonly #sweepEntries;
   readonly #sweepBudgets;
+  readonly #dropEntries;
+  readonly #dropBudget;
 
   constructor(db: Database.Database, prefix: string, now: () => number) {
     this.#db = db;
@@ -183,6 +185,8 @@ class SqliteBackend implements LedgerBackend {
       'DELETE FROM qg_entry WHERE key IN (SELECT key FROM qg_budget WHERE expires_at <= ?)',
     );
     this.#sweepBudgets = db.prepare<[number]>('DELETE FROM qg_budget WHERE expires_at <= ?');
+    this.#dropEntries = db.prepare<[string]>('DELETE FROM qg_entry WHERE key = ?');
+    this.#dropBudget = db.prepare<[string]>('DELETE FROM qg_budget WHERE key = ?');
   }
 
   #run<T>(what: string, fn: () => T, write = true): T {
@@ -200,6 +204,20 @@ class SqliteBackend implements LedgerBackend {
     this.#lastSweep = now;
     this.#sweepEntries.run(now);
     this.#sweepBudgets.run(now);
+  }
+
+  /**
+   * The key's row, or undefined when it has expired (as a Redis key would have): then its data is
+   * gone, window included. In a write transaction the expired rows are deleted on the spot.
+   */
+  #live(key: string, now: number, write: boolean): BudgetRow | undefined {
+    const row = this.#getBudget.get(key);
+    if (!row || row.expires_at > now) return row;
+    if (write) {
+      this.#dropEntries.run(key);
+      this.#dropBudget.run(key);
+    }
+    return undefined;
   }
 
   #checkWindow(key: string, row: BudgetRow | undefined, windowMs: number, field: string): void {
@@ -220,7 +238,7 @@ class SqliteBackend implements LedgerBackend {
       this.#maybeSweep(now);
       const states = req.budgets.map((b, i) => {
         const key = this.#prefix + b.key;
-        const row = this.#getBudget.get(key);
+        const row = this.#live(key, now, true);
         this.#checkWindow(key, row, b.windowMs, `budgets[${i}].windowMs`);
         let total = row?.total ?? 0;
         const cutoff = now - b.windowMs;
@@ -304,10 +322,10 @@ class SqliteBackend implements LedgerBackend {
       () => {
         const now = this.#now();
         const k = this.#prefix + key;
-        const row = this.#getBudget.get(k);
+        const row = this.#live(k, now, false);
         this.#checkWindow(k, row, windowMs, 'windowMs');
         const snap: Snapshot = { used: 0, calls: 0, byTag: {}, now };
-        for (const t of this.#byTag.all(k, now - windowMs)) {
+        for (const t of row ? this.#byTag.all(k, now - windowMs) : []) {
           snap.used += t.units;
           snap.calls += t.calls;
           snap.byTag[t.tag] = t.units;
@@ -342,8 +360,9 @@ class SqliteBackend implements LedgerBackend {
       () => {
         const now = this.#now();
         const k = this.#prefix + key;
-        this.#checkWindow(k, this.#getBudget.get(k), windowMs, 'windowMs');
-        const entries = this.#entries.all(k, now - windowMs);
+        const row = this.#live(k, now, false);
+        this.#checkWindow(k, row, windowMs, 'windowMs');
+        const entries = row ? this.#entries.all(k, now - windowMs) : [];
         const used = entries.reduce((s, e) => s + e.cost, 0);
         return amounts.map(
           (a) =>
