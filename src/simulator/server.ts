@@ -1,0 +1,519 @@
+/**
+ * `startSimulator(options)`: a local stand-in for the YouTube Data API v3 on loopback.
+ *
+ * Same paths (`/youtube/v3/videos`, `/youtube/v3/videos:batchGetStats`, …), same JSON shapes and
+ * Google's error envelope. Its own quota per project and bucket, charged with the profile's costs
+ * for every request it answers on a method (invalid ones, errors and quotaExceeded answers
+ * included; requests with a missing or unknown key excepted), reset at midnight in the profile's
+ * time zone or every `dayLengthSec`. Faults on demand. Every request is recorded, so a test can
+ * compare what the upstream charged with what a ledger recorded. A control API under `/_sim/`
+ * offers the same levers to other processes.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { z } from 'zod';
+import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
+import { getProfile, methodSpec, PROFILE_IDS, type ProfileId, type QuotaProfile } from '../quota/profiles.js';
+import { buildRoutes } from './api.js';
+import { handleControl } from './control-api.js';
+import { Corpus } from './corpus.js';
+import { type ApiError, apiErrors, errorBody } from './envelope.js';
+import {
+  type FaultControl,
+  type FaultKind,
+  type FaultOptions,
+  FaultOptionsSchema,
+  type FaultState,
+  Faults,
+} from './faults.js';
+import { type BucketUsage, DayClock, QuotaBook } from './quota.js';
+import { hash32 } from './rng.js';
+
+export const DEFAULT_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
+export const API_PREFIX = '/youtube/v3';
+export const CONTROL_PREFIX = '/_sim';
+/** Project of every key when the simulator is started without a key list. */
+export const ANY_KEY_PROJECT = 'default';
+
+export interface SimulatorOptions {
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /**
+   * Accepted API keys: `'K'` (its own project, named `project-<n>` after its position in the
+   * list) or `'K@project'` (several keys may share one project's quota). Omitted: any non-empty
+   * key is accepted, all on the project `default`.
+   */
+  keys?: readonly string[];
+  /** Quota model (default youtube-2026). */
+  profile?: ProfileId;
+  /** Daily units of the main `units` bucket (default from the profile: 10,000). */
+  quota?: number;
+  /** Daily units of other buckets, e.g. `{ 'search.list': 5 }`. */
+  buckets?: Readonly<Record<string, number>>;
+  /** Seed of the synthetic data (default 'quota-guard'). */
+  seed?: string | number;
+  /** Drills: the simulator's midnight comes every this many seconds (from start) instead of in Los Angeles. */
+  dayLengthSec?: number;
+  /** Charts move on every this many seconds (default 3600, or a 24th of dayLengthSec). */
+  chartPeriodSec?: number;
+  /** The simulator's clock source (default Date.now); `clock.set/advance` shift it. */
+  now?: () => number;
+  /** Regions with a trending chart (default US, GB, DE, FR, IN, BR, AU, CA). */
+  regions?: readonly string[];
+  faults?: FaultOptions;
+  /** Request log entries kept in memory (default 200,000; older ones are dropped, totals are not). */
+  maxLog?: number;
+  /** Called for every request served (after the log entry is recorded). */
+  onRequest?: (entry: RequestLogEntry) => void;
+}
+
+export interface RequestLogEntry {
+  /** 1, 2, 3, … in arrival order. */
+  seq: number;
+  /** Simulated time (epoch ms). */
+  at: number;
+  /** The API method, or null when the path is not one. */
+  method: string | null;
+  project: string | null;
+  bucket: string | null;
+  /** Units charged (0 when not charged). */
+  cost: number;
+  /** HTTP status answered, or 0 when no answer was sent (reset, hang). */
+  status: number;
+  /** Google's reason for an error answer. */
+  reason?: string;
+  fault?: FaultKind | 'rateLimit';
+}
+
+export interface SimClock {
+  now(): number;
+  set(ms: number): void;
+  advance(ms: number): void;
+}
+
+export interface SimulatorStats {
+  url: string;
+  profile: ProfileId;
+  seed: string;
+  now: number;
+  day: { start: number; nextResetAt: number };
+  chartPeriodMs: number;
+  regions: readonly string[];
+  /** Today's usage and all-time charges per project and bucket. */
+  projects: Record<string, Record<string, BucketUsage>>;
+  charged: number;
+  requests: {
+    total: number;
+    kept: number;
+    byStatus: Record<string, number>;
+    byMethod: Record<string, number>;
+  };
+  sockets: { accepted: number; open: number };
+  faults: FaultState;
+}
+
+export interface Simulator {
+  /** Base URL for the client: `http://127.0.0.1:<port>/youtube/v3`. */
+  readonly url: string;
+  readonly origin: string;
+  readonly controlUrl: string;
+  readonly port: number;
+  readonly profile: QuotaProfile;
+  readonly clock: SimClock;
+  /** Requests served, oldest first (bounded by maxLog). */
+  readonly requests: readonly RequestLogEntry[];
+  /** Units charged for served requests since start (spend-behind excluded). */
+  charged(filter?: { project?: string; bucket?: string }): number;
+  /** Today's usage of a bucket of a project. */
+  usage(project: string, bucket: string): BucketUsage;
+  /** Someone else spends `units` of the project's bucket today, behind the guard's back. */
+  spendBehind(project: string, bucket: string, units: number): void;
+  /** Epoch ms of the simulator's next quota reset. */
+  nextResetAt(): number;
+  readonly faults: FaultControl;
+  /** Connections accepted so far and open now. */
+  readonly sockets: { readonly accepted: number; readonly open: number };
+  stats(): SimulatorStats;
+  close(): Promise<void>;
+}
+
+const OptionsSchema = z.object({
+  port: z.number().int().min(0).max(65_535).optional(),
+  host: z.string().min(1).optional(),
+  keys: z.array(z.string()).optional(),
+  profile: z.enum(PROFILE_IDS as [ProfileId, ...ProfileId[]]).optional(),
+  quota: z.number().int().min(0).optional(),
+  buckets: z.record(z.string(), z.number().int().min(0)).optional(),
+  seed: z.union([z.string().min(1), z.number()]).optional(),
+  dayLengthSec: z.number().positive().optional(),
+  chartPeriodSec: z.number().min(1).optional(),
+  regions: z
+    .array(z.string().regex(/^[A-Za-z]{2}$/, 'must be two-letter region codes'))
+    .min(1)
+    .optional(),
+  maxLog: z.number().int().min(1).optional(),
+});
+
+function validated(options: SimulatorOptions): z.infer<typeof OptionsSchema> {
+  const r = OptionsSchema.safeParse(options);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new InvalidArgumentError(i?.path.join('.') || 'options', i?.message ?? 'invalid');
+  }
+  if (options.faults !== undefined) {
+    const f = FaultOptionsSchema.safeParse(options.faults);
+    if (!f.success) {
+      const i = f.error.issues[0];
+      throw new InvalidArgumentError(`faults.${i?.path.join('.') ?? ''}`, i?.message ?? 'invalid');
+    }
+  }
+  return r.data;
+}
+
+/** `['K1', 'K2@team']` → key → project. */
+export function parseKeys(keys: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  keys.forEach((spec, i) => {
+    const at = spec.lastIndexOf('@');
+    const key = at < 0 ? spec : spec.slice(0, at);
+    const project = at < 0 ? `project-${i + 1}` : spec.slice(at + 1);
+    if (!/^[\x21-\x7e]+$/.test(key) || key.includes('@')) {
+      throw new InvalidArgumentError(`keys[${i}]`, 'a key is printable ASCII without spaces or @');
+    }
+    if (!/^[A-Za-z0-9._-]+$/.test(project)) {
+      throw new InvalidArgumentError(`keys[${i}]`, 'the project after @ is letters, digits, ., _ and -');
+    }
+    const known = out.get(key);
+    if (known !== undefined && known !== project) {
+      throw new InvalidArgumentError(`keys[${i}]`, 'the same key is listed for two projects');
+    }
+    out.set(key, project);
+  });
+  return out;
+}
+
+function bucketQuotas(profile: QuotaProfile, quota: number | undefined, overrides: Record<string, number>) {
+  const quotas: Record<string, number> = {};
+  for (const [name, spec] of Object.entries(profile.buckets)) quotas[name] = spec.quota;
+  if (quota !== undefined) quotas[profile.defaultBucket] = quota;
+  for (const [name, units] of Object.entries(overrides)) {
+    if (!(name in quotas)) {
+      throw new QuotaGuardError(
+        'QG_UNKNOWN_BUCKET',
+        `buckets.${name}: no such bucket in ${profile.id} (known: ${Object.keys(quotas).join(', ')})`,
+        { field: `buckets.${name}` },
+      );
+    }
+    quotas[name] = units;
+  }
+  return quotas;
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const o = validated(options);
+  const profile = getProfile(o.profile ?? 'youtube-2026');
+  const keyMap = o.keys === undefined ? undefined : parseKeys(o.keys);
+  const quotas = bucketQuotas(profile, o.quota, o.buckets ?? {});
+  const regions = [...new Set((o.regions ?? DEFAULT_REGIONS).map((r) => r.toUpperCase()))];
+  const seed = String(o.seed ?? 'quota-guard');
+  const maxLog = o.maxLog ?? 200_000;
+
+  const source = options.now ?? Date.now;
+  let offset = 0;
+  const clock: SimClock = {
+    now: () => source() + offset,
+    set: (ms) => {
+      offset = ms - source();
+    },
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
+
+  const startedAt = clock.now();
+  const day = new DayClock(
+    o.dayLengthSec === undefined
+      ? { kind: 'zone', timeZone: profile.timeZone }
+      : { kind: 'fixed', lengthMs: Math.round(o.dayLengthSec * 1000), originMs: startedAt },
+  );
+  const book = new QuotaBook(quotas, day);
+  const chartPeriodSec =
+    o.chartPeriodSec ?? (o.dayLengthSec === undefined ? 3_600 : Math.max(1, o.dayLengthSec / 24));
+  const corpus = new Corpus({ seed, regions, periodMs: Math.round(chartPeriodSec * 1000) });
+  const routes = buildRoutes(corpus);
+  const faults = new Faults(hash32(seed, 'faults'), options.faults ?? {});
+
+  const log: RequestLogEntry[] = [];
+  let seq = 0;
+  const byStatus: Record<string, number> = {};
+  const byMethod: Record<string, number> = {};
+  let accepted = 0;
+  const openSockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  const hanging = new Set<ServerResponse>();
+
+  const knownProjects = (): string[] => {
+    const set = new Set<string>(keyMap ? keyMap.values() : [ANY_KEY_PROJECT]);
+    for (const p of book.projects()) set.add(p);
+    return [...set];
+  };
+
+  function record(entry: Omit<RequestLogEntry, 'seq'>): void {
+    const e: RequestLogEntry = { seq: ++seq, ...entry };
+    log.push(e);
+    if (log.length > maxLog) log.splice(0, Math.max(1, Math.ceil(maxLog / 10)));
+    byStatus[String(e.status)] = (byStatus[String(e.status)] ?? 0) + 1;
+    if (e.method) byMethod[e.method] = (byMethod[e.method] ?? 0) + 1;
+    options.onRequest?.(e);
+  }
+
+  function later(fn: () => void, ms: number): void {
+    if (ms <= 0) {
+      fn();
+      return;
+    }
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+  }
+
+  function send(
+    res: ServerResponse,
+    status: number,
+    body: string,
+    headers: Record<string, string> = {},
+  ): void {
+    later(() => {
+      if (res.destroyed || res.headersSent) return;
+      const buf = Buffer.from(body);
+      res.writeHead(status, {
+        'content-type': 'application/json; charset=UTF-8',
+        'content-length': String(buf.length),
+        ...headers,
+      });
+      res.end(buf);
+    }, faults.latency());
+  }
+
+  function sendError(res: ServerResponse, e: ApiError, headers?: Record<string, string>): void {
+    send(res, e.status, errorBody(e), headers);
+  }
+
+  function reset(res: ServerResponse): void {
+    later(() => {
+      const socket = res.socket;
+      if (res.destroyed || !socket) return;
+      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8', 'content-length': '65536' });
+      res.write('{"kind":"youtube#videoListResponse","items":[', () => socket.resetAndDestroy());
+    }, faults.latency());
+  }
+
+  function handleApi(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): void {
+    const now = clock.now();
+    const route = path.startsWith(`${API_PREFIX}/`)
+      ? routes.get(path.slice(API_PREFIX.length + 1))
+      : undefined;
+    const spec = route ? methodSpec(profile, route.method) : undefined;
+    const base = { at: now, method: null, project: null, bucket: null, cost: 0 };
+    if (!route || !spec) {
+      record({ ...base, method: route && !spec ? route.method : null, status: 404, reason: 'notFound' });
+      sendError(res, apiErrors.notFound());
+      return;
+    }
+    if (req.method !== 'GET') {
+      record({ ...base, method: route.method, status: 405, reason: 'httpMethodNotAllowed' });
+      sendError(res, apiErrors.methodNotAllowed());
+      return;
+    }
+    const key = query.get('key');
+    if (!key) {
+      record({ ...base, method: route.method, status: 403, reason: 'forbidden' });
+      sendError(res, apiErrors.missingKey());
+      return;
+    }
+    const project = keyMap ? keyMap.get(key) : ANY_KEY_PROJECT;
+    if (project === undefined) {
+      record({ ...base, method: route.method, status: 400, reason: 'keyInvalid' });
+      sendError(res, apiErrors.keyInvalid());
+      return;
+    }
+    const charged = { at: now, method: route.method, project, bucket: spec.bucket, cost: spec.cost };
+    const fits = book.fits(project, spec.bucket, spec.cost, now);
+    book.charge(project, spec.bucket, spec.cost, now);
+    if (!fits) {
+      record({ ...charged, status: 403, reason: 'quotaExceeded' });
+      sendError(res, apiErrors.quotaExceeded());
+      return;
+    }
+    const fault = faults.decide();
+    switch (fault.kind) {
+      case 'hang':
+        record({ ...charged, status: 0, fault: 'hang' });
+        hanging.add(res);
+        res.once('close', () => hanging.delete(res));
+        return;
+      case 'reset':
+        record({ ...charged, status: 0, fault: 'reset' });
+        reset(res);
+        return;
+      case 'rateLimit': {
+        const e = apiErrors.rateLimited(fault.status, fault.reason);
+        record({ ...charged, status: e.status, reason: e.reason, fault: 'rateLimit' });
+        sendError(res, e, { 'retry-after': String(fault.retryAfterSec) });
+        return;
+      }
+      case 'error': {
+        const e = apiErrors.backendError();
+        record({ ...charged, status: e.status, reason: e.reason, fault: 'error' });
+        sendError(res, e);
+        return;
+      }
+      default:
+        break;
+    }
+    const answer = route.handle(query, corpus.epochAt(now));
+    if ('error' in answer) {
+      record({ ...charged, status: answer.status, reason: answer.error.reason });
+      sendError(res, answer.error);
+      return;
+    }
+    record({ ...charged, status: 200 });
+    send(res, 200, answer.body);
+  }
+
+  const sim: Simulator = {
+    url: '',
+    origin: '',
+    controlUrl: '',
+    port: 0,
+    profile,
+    clock,
+    get requests() {
+      return log;
+    },
+    charged: (filter) => book.charged(filter),
+    usage: (project, bucket) => {
+      if (!(bucket in quotas)) throw new QuotaGuardError('QG_UNKNOWN_BUCKET', `unknown bucket '${bucket}'`);
+      return book.usage(project, bucket, clock.now());
+    },
+    spendBehind: (project, bucket, units) => {
+      if (!(bucket in quotas)) {
+        throw new QuotaGuardError(
+          'QG_UNKNOWN_BUCKET',
+          `bucket: no such bucket '${bucket}' in ${profile.id}`,
+          {
+            field: 'bucket',
+          },
+        );
+      }
+      if (!knownProjects().includes(project)) {
+        throw new InvalidArgumentError(
+          'project',
+          `unknown project '${project}' (known: ${knownProjects().join(', ')})`,
+        );
+      }
+      if (!Number.isInteger(units) || units < 1)
+        throw new InvalidArgumentError('units', 'must be an integer >= 1');
+      book.spendBehind(project, bucket, units, clock.now());
+    },
+    nextResetAt: () => day.at(clock.now()).end,
+    faults,
+    sockets: {
+      get accepted() {
+        return accepted;
+      },
+      get open() {
+        return openSockets.size;
+      },
+    },
+    stats: () => {
+      const now = clock.now();
+      const span = day.at(now);
+      const projects: SimulatorStats['projects'] = {};
+      for (const p of knownProjects()) {
+        projects[p] = {};
+        for (const b of book.buckets())
+          (projects[p] as Record<string, BucketUsage>)[b] = book.usage(p, b, now);
+      }
+      return {
+        url: sim.url,
+        profile: profile.id,
+        seed,
+        now,
+        day: { start: span.start, nextResetAt: span.end },
+        chartPeriodMs: corpus.periodMs,
+        regions,
+        projects,
+        charged: book.charged(),
+        requests: { total: seq, kept: log.length, byStatus: { ...byStatus }, byMethod: { ...byMethod } },
+        sockets: { accepted, open: openSockets.size },
+        faults: faults.state(),
+      };
+    },
+    close: async () => {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      for (const res of hanging) res.destroy();
+      hanging.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const path = qi < 0 ? url : url.slice(0, qi);
+    const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
+    try {
+      if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) {
+        handleControl(sim, req, res, path.slice(CONTROL_PREFIX.length), query);
+      } else {
+        handleApi(req, res, path, query);
+      }
+    } catch (e) {
+      // A bug in the simulator: answer 500 rather than drop the connection, and say so on stderr.
+      process.stderr.write(
+        `quota-guard simulator: internal error: ${e instanceof Error ? e.stack : String(e)}\n`,
+      );
+      if (!res.headersSent) sendError(res, apiErrors.backendError());
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.on('connection', (socket: Socket) => {
+    accepted++;
+    openSockets.add(socket);
+    socket.once('close', () => openSockets.delete(socket));
+  });
+
+  const host = o.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => {
+      const why =
+        e.code === 'EADDRINUSE' ? 'is in use' : e.code === 'EACCES' ? 'is not allowed' : `failed (${e.code})`;
+      reject(new InvalidArgumentError('port', `listening on ${host}:${o.port ?? 0} ${why}`));
+    });
+    server.listen(o.port ?? 0, host, () => {
+      server.removeAllListeners('error');
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  const origin = `http://${hostPart}:${port}`;
+  Object.assign(sim, {
+    url: `${origin}${API_PREFIX}`,
+    origin,
+    controlUrl: `${origin}${CONTROL_PREFIX}`,
+    port,
+  });
+  return sim;
+}

@@ -1,0 +1,29 @@
+export { parseRetryAfter } from './classify.js';
+export {
+  type ApiCall,
+  type ApiMethod,
+  type CallOptions,
+  type ChartParams,
+  createYouTubeClient,
+  DEFAULT_BASE_URL,
+  DEFAULT_TIMEOUTS,
+  type SearchParams,
+  type UpstreamLogger,
+  type UpstreamTimeouts,
+  YOUTUBE_API_METHODS,
+  type YouTubeClient,
+  type YouTubeClientOptions,
+  type YouTubeMethodName,
+} from './client.js';
+export { type Reached, UpstreamError, type UpstreamErrorOptions } from './errors.js';
+export { redactText, redactUrl } from './redact.js';
+export {
+  DEFAULT_RETRY_POLICY,
+  isRetryable,
+  type RetryInfo,
+  type RetryOptions,
+  type RetryPolicy,
+  retryDelayMs,
+  withRetries,
+} from './retry.js';
+export * from './schemas.js';
