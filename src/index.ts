@@ -3,3 +3,5 @@ export { CrossSlotError, LedgerCode, openLedger, WindowMismatchError } from './l
 export type * from './ledger/types.js';
 export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/profiles.js';
 export { getProfile, methodSpec, PROFILE_IDS, PROFILES } from './quota/profiles.js';
+export * from './simulator/index.js';
+export * from './upstream/index.js';

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
+import { register as simulate } from './commands/simulate.js';
 import { reportError } from './run.js';
 
 export function buildProgram(): Command {
@@ -17,7 +18,7 @@ export function buildProgram(): Command {
 }
 
 // Commands register themselves here (one import line each).
-const COMMANDS: Array<(p: Command) => void> = [];
+const COMMANDS: Array<(p: Command) => void> = [simulate];
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   const program = buildProgram();

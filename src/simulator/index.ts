@@ -1,9 +1,9 @@
 export { type SimulatorControl, simulatorControl } from './control.js';
 export type { FaultControl, FaultKind, FaultOptions, FaultState, RateLimitBurst } from './faults.js';
-export type { BucketUsage } from './quota.js';
+export type { BucketUsage as SimulatorBucketUsage } from './quota.js';
 export {
   ANY_KEY_PROJECT,
-  DEFAULT_REGIONS,
+  DEFAULT_REGIONS as SIMULATOR_REGIONS,
   type RequestLogEntry,
   type SimClock,
   type Simulator,

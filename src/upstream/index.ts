@@ -2,7 +2,7 @@ export { parseRetryAfter } from './classify.js';
 export {
   type ApiCall,
   type ApiMethod,
-  type CallOptions,
+  type CallOptions as UpstreamCallOptions,
   type ChartParams,
   createYouTubeClient,
   DEFAULT_BASE_URL,

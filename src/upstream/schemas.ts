@@ -206,7 +206,7 @@ export type VideoCategory = z.infer<typeof VideoCategorySchema>;
 export type VideoCategoryListResponse = z.infer<typeof VideoCategoryListResponseSchema>;
 export type Channel = z.infer<typeof ChannelSchema>;
 export type ChannelListResponse = z.infer<typeof ChannelListResponseSchema>;
-export type SearchResult = z.infer<typeof SearchResultSchema>;
+export type SearchResultItem = z.infer<typeof SearchResultSchema>;
 export type SearchListResponse = z.infer<typeof SearchListResponseSchema>;
 export type GoogleErrorEnvelope = z.infer<typeof GoogleErrorEnvelopeSchema>;
 
