@@ -26,6 +26,12 @@ export function mapRedisError(e: unknown, what: string): unknown {
   const err = e as { name?: string; message?: string };
   const message = String(err?.message ?? e);
   if (err?.name === 'ReplyError') {
+    if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(message)) {
+      return new QuotaGuardError(
+        'QG_CONFIG_INVALID',
+        `Redis ledger: ${what}: authentication failed (${message.split(' ')[0]}); check the user and password of the store URL`,
+      );
+    }
     if (UNAVAILABLE_REPLIES.test(message)) {
       return new StoreUnavailableError(`Redis ledger: ${what} failed: ${message.split('\n')[0]}`, {
         cause: e,
@@ -129,11 +135,20 @@ export async function openRedisBackend(
       retryDelayOnTryAgain: 100,
     });
   }
-  // Connection errors surface on the calls that hit them; keep the emitter from complaining.
-  client.on('error', () => {});
+  // Connection errors surface on the calls that hit them; the last one explains a failed open.
+  let lastError: unknown;
+  client.on('error', (e: unknown) => {
+    lastError = e;
+  });
   try {
     await connect(client, o);
   } catch (e) {
+    const nodeError = (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+    const auth = mapRedisError(nodeError ?? lastError, 'connect');
+    if (auth instanceof QuotaGuardError && auth.code === 'QG_CONFIG_INVALID') {
+      client.disconnect();
+      throw auth;
+    }
     if (!o.allowUnreachable) {
       client.disconnect();
       throw mapRedisError(e, 'connect');

@@ -1,0 +1,195 @@
+/**
+ * Redis specifics the contract cannot see: scripts go by SHA and survive SCRIPT FLUSH, the SHAs
+ * match what the server computes, every key carries an expiry just past its window, a call is one
+ * log entry whatever its cost, and a budget's keys share one slot.
+ */
+import { rmSync } from 'node:fs';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openLedger } from '../../src/index.js';
+import { internalKeys, loadScripts } from '../../src/ledger/scripts.js';
+import type { Ledger } from '../../src/ledger/types.js';
+import { keyMaker, sleep } from '../contract/suite.js';
+import { startRedisServer } from '../harness/redis.js';
+
+const HOUR = 3_600_000;
+
+async function commandCalls(r: Redis, name: string): Promise<number> {
+  const info = await r.info('commandstats');
+  return Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+}
+const prefix = inject('keyPrefix');
+
+describe('Redis ledger specifics', () => {
+  let ledger: Ledger;
+  let redis: Redis;
+  const key = keyMaker();
+
+  beforeAll(async () => {
+    ledger = await openLedger(inject('redisUrl'), { keyPrefix: prefix });
+    redis = new Redis(inject('redisUrl'));
+  });
+  afterAll(async () => {
+    await ledger?.close();
+    redis?.disconnect();
+  });
+
+  it('every lua/ file, includes inlined, has the SHA1 that SCRIPT LOAD answers', async () => {
+    const scripts = loadScripts();
+    expect(scripts.map((s) => s.file).sort()).toEqual(
+      ['block-1', 'frees-2', 'peek-2', 'refund', 'spend', 'unblock-1'].sort(),
+    );
+    for (const s of scripts) {
+      expect(s.lua).not.toMatch(/^--- @include/m);
+      expect(await redis.script('LOAD', s.lua)).toBe(s.sha);
+    }
+    expect(scripts.find((s) => s.file === 'peek-2')?.numberOfKeys).toBe(2);
+    expect(scripts.find((s) => s.file === 'spend')?.numberOfKeys).toBeUndefined();
+  });
+
+  it('calls go by SHA, and still work after SCRIPT FLUSH between two spends', async () => {
+    // A server of our own: flushing its script cache disturbs nobody.
+    const server = await startRedisServer();
+    const own = await openLedger(server.url);
+    const admin = new Redis(server.url);
+    try {
+      const k = key('flush');
+      const spendSha = loadScripts().find((s) => s.file === 'spend')!.sha;
+      const b = [{ key: k, limit: 10, windowMs: HOUR }];
+      expect((await own.spend({ budgets: b, cost: 3 })).allowed).toBe(true);
+      expect((await own.spend({ budgets: b, cost: 1 })).allowed).toBe(true);
+      expect(await admin.script('EXISTS', spendSha)).toEqual([1]);
+      const evalshaBefore = await commandCalls(admin, 'evalsha');
+      await admin.script('FLUSH');
+      expect(await admin.script('EXISTS', spendSha)).toEqual([0]);
+      expect((await own.spend({ budgets: b, cost: 4 })).allowed).toBe(true);
+      expect((await own.peek({ key: k, windowMs: HOUR })).used).toBe(8);
+      expect(await admin.script('EXISTS', spendSha)).toEqual([1]);
+      expect((await own.spend({ budgets: b, cost: 1 })).allowed).toBe(true);
+      expect(await commandCalls(admin, 'evalsha')).toBeGreaterThan(evalshaBefore);
+    } finally {
+      await own.close();
+      admin.disconnect();
+      await server.stop();
+      rmSync(server.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stores a call of cost 100 as one sorted-set member; memory does not grow with cost', async () => {
+    const small = key('mem1');
+    const big = key('mem100');
+    for (let i = 0; i < 50; i++) {
+      await ledger.spend({ budgets: [{ key: small, limit: 100_000, windowMs: HOUR }], cost: 1, tag: 't' });
+      await ledger.spend({ budgets: [{ key: big, limit: 100_000, windowMs: HOUR }], cost: 100, tag: 't' });
+    }
+    const logSmall = internalKeys(small, prefix).log;
+    const logBig = internalKeys(big, prefix).log;
+    expect(await redis.zcard(logSmall)).toBe(50);
+    expect(await redis.zcard(logBig)).toBe(50);
+    const mSmall = Number(await redis.memory('USAGE', logSmall));
+    const mBig = Number(await redis.memory('USAGE', logBig));
+    // The member is 2 characters longer ("100" vs "1"): nothing more.
+    expect(mBig).toBeLessThan(mSmall * 1.3);
+  });
+
+  it('gives every key it writes an expiry just past its window, and a block keeps its marker alive', async () => {
+    const k = key('ttl');
+    const W = 60_000;
+    await ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: W }], cost: 1 });
+    const { log, meta } = internalKeys(k, prefix);
+    for (const name of [log, meta]) {
+      const ttl = await redis.pttl(name);
+      expect(ttl).toBeGreaterThan(W - 10_000);
+      expect(ttl).toBeLessThanOrEqual(W + 1000);
+    }
+    const now = (await ledger.peek({ key: k, windowMs: W })).now;
+    await ledger.block(k, now + HOUR, 'test');
+    expect(await redis.pttl(meta)).toBeGreaterThan(HOUR - 10_000);
+    await ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: W }], cost: 1 });
+    expect(await redis.pttl(meta)).toBeGreaterThan(HOUR - 10_000);
+    expect(await redis.pttl(log)).toBeLessThanOrEqual(W + 1000);
+  });
+
+  it('leaves nothing behind once a short window has passed', async () => {
+    const k = key('idle');
+    const W = 300;
+    const d = await ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: W }], cost: 2, tag: 'x' });
+    await ledger.refund(await ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: W }], cost: 1 }));
+    await ledger.block(k, d.at! + 200, 'short');
+    await ledger.unblock(k);
+    const { log, meta } = internalKeys(k, prefix);
+    expect(await redis.exists(log, meta)).toBe(2);
+    await sleep(W + 1000 + 500);
+    expect(await redis.exists(log, meta)).toBe(0);
+  });
+
+  it('writes no key without an expiry', async () => {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+    expect(keys.length).toBeGreaterThan(0);
+    for (const name of keys) expect(await redis.pttl(name), name).toBeGreaterThan(0);
+  });
+
+  it('puts the internal keys of any budget key in one slot', () => {
+    for (const k of ['plain', 'yt:{cred}:units', '{x}', 'a{}b', 'a{b', 'x}{y}', '{}']) {
+      const { log, meta } = internalKeys(k, 'p:');
+      expect(calculateSlot(log), k).toBe(calculateSlot(meta));
+    }
+    expect(internalKeys('yt:{cred}:units')).toEqual({
+      log: 'yt:{cred}:units:log',
+      meta: 'yt:{cred}:units:meta',
+    });
+    expect(internalKeys('plain')).toEqual({ log: '{plain}:log', meta: '{plain}:meta' });
+  });
+
+  it('reports foreign data under a ledger key as QG_STORE_CORRUPT', async () => {
+    const k = key('corrupt');
+    const { log, meta } = internalKeys(k, prefix);
+    await redis.set(meta, 'not a ledger value', 'PX', 60_000);
+    await expect(
+      ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: 1000 }], cost: 1 }),
+    ).rejects.toMatchObject({ code: 'QG_STORE_CORRUPT' });
+    const k2 = key('wrongtype');
+    await redis.hset(internalKeys(k2, prefix).meta, 'a', '1');
+    await redis.pexpire(internalKeys(k2, prefix).meta, 60_000);
+    await expect(
+      ledger.spend({ budgets: [{ key: k2, limit: 10, windowMs: 1000 }], cost: 1 }),
+    ).rejects.toMatchObject({ code: 'QG_STORE_CORRUPT' });
+    await redis.del(log, meta);
+  });
+});
+
+describe('Redis Cluster specifics', () => {
+  it.skipIf(process.env.REDIS_CLUSTER_URL)(
+    'registers the scripts on every master and survives SCRIPT FLUSH on all of them',
+    async () => {
+      const ledger = await openLedger(inject('redisClusterUrl'), { keyPrefix: prefix });
+      const nodes = inject('redisClusterUrl').replace('redis-cluster://', '').split(',');
+      const cluster = new Cluster(
+        nodes.map((hp) => ({ host: hp.split(':')[0]!, port: Number(hp.split(':')[1]) })),
+      );
+      try {
+        const key = keyMaker();
+        // Keys on several slots: some land on each master.
+        const ks = Array.from({ length: 12 }, (_v, i) => `${key('c')}-{s${i}}`);
+        for (const k of ks) await ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: HOUR }], cost: 1 });
+        await Promise.all(cluster.nodes('master').map((n) => n.script('FLUSH')));
+        for (const k of ks) {
+          expect(
+            (await ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: HOUR }], cost: 2 })).allowed,
+          ).toBe(true);
+          expect((await ledger.peek({ key: k, windowMs: HOUR })).used).toBe(3);
+        }
+      } finally {
+        await ledger.close();
+        cluster.disconnect();
+      }
+    },
+  );
+});
