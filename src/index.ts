@@ -1,4 +1,6 @@
+export * from './config/index.js';
 export * from './errors.js';
+export * from './guard/index.js';
 export { CrossSlotError, LedgerCode, openLedger, WindowMismatchError } from './ledger/index.js';
 export type * from './ledger/types.js';
 export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/profiles.js';

@@ -1,0 +1,512 @@
+/**
+ * The guard: turns (credential, method, tier) into one atomic ledger spend, and decides what a job
+ * does with the answer — go, sleep a little, or stop.
+ *
+ * - `spend`: one decision, a value. When the store is down the call site's fail mode applies.
+ * - `acquire`: spend, sleeping through a Retry-After of at most `maxSleep`; otherwise a `Stop`.
+ * - `call`: acquire, then the request; refunds only a request that provably never reached the
+ *   upstream, and blocks the bucket until the upstream's next midnight when the upstream answers
+ *   quotaExceeded although the ledger allowed the call.
+ */
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import pino from 'pino';
+import { formatDuration } from '../config/duration.js';
+import { bucketOf, methodOf } from '../config/load.js';
+import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
+import { InvalidArgumentError, isQuotaGuardError } from '../errors.js';
+import type { Decision, Ledger } from '../ledger/types.js';
+import { nextMidnight } from '../quota/time.js';
+import { UpstreamError } from '../upstream/errors.js';
+import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
+import { bucketWindow, type PlannedBudget, planSpend } from './keys.js';
+import type {
+  Acquired,
+  AcquireOptions,
+  Attempt,
+  CallOptions,
+  CallResult,
+  GuardEvent,
+  GuardLogger,
+  GuardStats,
+  SpendArgs,
+  SpendOutcome,
+  Stop,
+  StopReason,
+} from './types.js';
+
+export interface GuardOptions {
+  config: Config;
+  ledger: Ledger;
+  /** Where fail-open spends, blocks and stops are logged (default: pino on stderr). */
+  logger?: GuardLogger;
+  /** Every decision, sleep, stop, refund and block, for metrics. Must not throw. */
+  onEvent?: (event: GuardEvent) => void;
+  /** The guard's clock (default `Date.now`): upstream days and block ends are computed with it. */
+  now?: () => number;
+  /** When the upstream's quota next resets (default: next midnight in the credential's time zone). */
+  nextReset?: (timeZone: string, nowMs: number) => number;
+}
+
+/** Carries a Stop out of `withRetries` (it is not a QuotaGuardError, so it is never retried). */
+class Stopped extends Error {
+  constructor(readonly stop: Stop) {
+    super(stop.message);
+  }
+}
+
+const DEFAULT_MAX_ATTEMPTS = 20;
+const DEFAULT_CALL_ATTEMPTS = 3;
+
+function isStoreDown(e: unknown): boolean {
+  return isQuotaGuardError(e) && e.code === 'QG_STORE_UNAVAILABLE';
+}
+
+function isUpstreamError(e: unknown): e is UpstreamError {
+  return (
+    e instanceof UpstreamError ||
+    (isQuotaGuardError(e) && typeof (e as { reached?: unknown }).reached === 'string')
+  );
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Sleep `ms`; false when the signal aborted it. */
+async function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return false;
+  try {
+    await sleepFor(ms, undefined, signal ? { signal } : undefined);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class Guard {
+  readonly config: Config;
+  readonly ledger: Ledger;
+  readonly #logger: GuardLogger;
+  readonly #onEvent: ((e: GuardEvent) => void) | undefined;
+  readonly #now: () => number;
+  readonly #nextReset: (timeZone: string, nowMs: number) => number;
+  readonly #stats: GuardStats = {
+    allowed: 0,
+    denied: 0,
+    failOpen: 0,
+    failClosed: 0,
+    refunds: 0,
+    blocks: 0,
+    stops: 0,
+  };
+
+  constructor(opts: GuardOptions) {
+    this.config = opts.config;
+    this.ledger = opts.ledger;
+    this.#logger = opts.logger ?? pino({ name: 'quota-guard' }, pino.destination({ dest: 2, sync: true }));
+    this.#onEvent = opts.onEvent;
+    this.#now = opts.now ?? Date.now;
+    this.#nextReset = opts.nextReset ?? nextMidnight;
+  }
+
+  /** Counters since the guard was created (fail-open spends among them). */
+  stats(): GuardStats {
+    return { ...this.#stats };
+  }
+
+  #emit(e: GuardEvent): void {
+    this.#onEvent?.(e);
+  }
+
+  /** One decision: allowed, denied (budget / blocked), or the store-down policy's answer. */
+  async spend(args: SpendArgs): Promise<SpendOutcome> {
+    const credential = this.config.credential(args.credential);
+    const tier = args.tier ?? 'scheduled';
+    if (!TIERS.includes(tier)) {
+      throw new InvalidArgumentError('tier', `must be one of ${TIERS.join(', ')}, got '${String(tier)}'`);
+    }
+    let bucketId: string;
+    let cost: number;
+    if (args.method !== undefined) {
+      const spec = methodOf(credential, args.method);
+      if (args.bucket !== undefined && args.bucket !== spec.bucket) {
+        throw new InvalidArgumentError(
+          'bucket',
+          `'${args.method}' spends bucket '${spec.bucket}', not '${args.bucket}'`,
+        );
+      }
+      bucketId = spec.bucket;
+      cost = args.cost ?? spec.cost;
+    } else {
+      bucketId = args.bucket ?? credential.defaultBucket;
+      cost = args.cost ?? 1;
+    }
+    const bucket = bucketOf(credential, bucketId);
+    if (!Number.isInteger(cost) || cost < 1) {
+      throw new InvalidArgumentError('cost', `must be an integer >= 1, got ${String(cost)}`);
+    }
+    const tag = args.tag ?? args.method ?? bucketId;
+    const now = this.#now();
+    const plan = planSpend(credential, bucket, args.method, tier, now);
+    const base = {
+      credential: credential.id,
+      bucket: bucket.id,
+      ...(args.method !== undefined ? { method: args.method } : {}),
+      tier,
+      cost,
+      tag,
+      ceiling: bucket.ceilings[tier],
+      at: now,
+    };
+    let d: Decision;
+    try {
+      d = await this.ledger.spend({
+        budgets: plan.map(({ key, limit, windowMs }) => ({ key, limit, windowMs })),
+        cost,
+        tag,
+      });
+    } catch (e) {
+      if (!isStoreDown(e)) throw e;
+      return this.#storeDown(base, args, e);
+    }
+    const outcome = this.#fromDecision(base, plan, d, now);
+    if (outcome.allowed) this.#stats.allowed++;
+    else this.#stats.denied++;
+    this.#emit({ type: 'spend', outcome });
+    return outcome;
+  }
+
+  #fromDecision(
+    base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
+    plan: PlannedBudget[],
+    d: Decision,
+    now: number,
+  ): SpendOutcome {
+    if (d.allowed)
+      return {
+        ...base,
+        allowed: true,
+        reason: 'allowed',
+        retryAfterMs: 0,
+        remaining: d.remaining,
+        decision: d,
+        at: d.at ?? now,
+      };
+    const limiter = plan.find((p) => p.key === d.limitedBy);
+    let retryAfterMs = d.retryAfterMs;
+    // A log keyed by the upstream day empties at the upstream's midnight, not when its entries age out.
+    if (d.blockedUntil === undefined && limiter?.resetsAt !== undefined) {
+      retryAfterMs = Math.min(retryAfterMs, Math.max(1, limiter.resetsAt - (d.at ?? now)));
+    }
+    return {
+      ...base,
+      allowed: false,
+      reason: d.blockedUntil !== undefined ? 'blocked' : 'budget',
+      retryAfterMs,
+      remaining: d.remaining,
+      ...(limiter ? { limitedBy: limiter.name } : {}),
+      ...(d.limitedBy !== undefined ? { limitedByKey: d.limitedBy } : {}),
+      ...(d.blockedUntil !== undefined ? { blockedUntil: d.blockedUntil } : {}),
+      decision: d,
+      at: d.at ?? now,
+    };
+  }
+
+  #failMode(args: SpendArgs, cost: number, tag: string): FailMode {
+    const site = args.site ?? tag.split(':')[0] ?? '';
+    const policy = args.failMode ?? this.config.storeDown.sites[site] ?? this.config.storeDown.default;
+    if (policy === 'auto') return cost <= this.config.storeDown.openMaxCost ? 'open' : 'closed';
+    return policy;
+  }
+
+  #storeDown(
+    base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
+    args: SpendArgs,
+    error: unknown,
+  ): SpendOutcome {
+    const failMode = this.#failMode(args, base.cost, base.tag);
+    const detail = {
+      credential: base.credential,
+      bucket: base.bucket,
+      method: base.method,
+      tier: base.tier,
+      cost: base.cost,
+      tag: base.tag,
+      failMode,
+      error: (error as Error).message,
+    };
+    const open = failMode === 'open';
+    const outcome: SpendOutcome = {
+      ...base,
+      allowed: open,
+      reason: open ? 'fail-open' : 'store-down',
+      retryAfterMs: 0,
+      failMode,
+    };
+    if (open) {
+      this.#stats.failOpen++;
+      this.#logger.warn(
+        { ...detail, failOpenTotal: this.#stats.failOpen },
+        'ledger store unavailable: spend allowed without recording it (fail-open)',
+      );
+    } else {
+      this.#stats.failClosed++;
+      this.#logger.warn(detail, 'ledger store unavailable: spend refused (fail-closed)');
+    }
+    this.#emit({ type: open ? 'fail-open' : 'fail-closed', outcome, error });
+    return outcome;
+  }
+
+  /**
+   * Spend, sleeping and retrying while the Retry-After is at most `maxSleepMs` (the config's
+   * maxSleep by default); otherwise stop: a `Stop` value says what was left, why, and when to resume.
+   */
+  async acquire(args: SpendArgs, opts: AcquireOptions = {}): Promise<Acquired | Stop> {
+    const maxSleep = opts.maxSleepMs ?? this.config.maxSleepMs;
+    const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    let waited = 0;
+    for (let n = 1; ; n++) {
+      const outcome = await this.spend(args);
+      if (outcome.allowed) return { ok: true, spend: outcome, waitedMs: waited };
+      const canWait =
+        (outcome.reason === 'budget' || outcome.reason === 'blocked') &&
+        outcome.retryAfterMs <= maxSleep &&
+        n < maxAttempts;
+      if (!canWait) return this.#stop(await this.#stopFrom(outcome));
+      // A little jitter so that jobs denied together do not all retry in the same millisecond.
+      const ms =
+        outcome.retryAfterMs + Math.floor(Math.random() * Math.min(50, outcome.retryAfterMs / 10 + 1));
+      this.#emit({ type: 'sleep', ms, outcome });
+      if (!(await sleep(ms, opts.signal))) return this.#stop(this.#stopOf('aborted', outcome));
+      waited += ms;
+    }
+  }
+
+  /**
+   * Spend through `acquire`, then run `fn` (one upstream request); retried with `withRetries`
+   * (src/upstream/retry.ts) for 5xx, transport failures and short rate limits, each attempt spending
+   * again. The upstream charges every request it receives, so only an error with
+   * `reached === 'never'` is refunded. A quotaExceeded answer after an allowed spend blocks the
+   * credential's bucket until the upstream's next reset and stops; so does a rate limit that cannot
+   * be waited out. Other upstream errors and bugs are thrown.
+   */
+  async call<T>(
+    args: SpendArgs,
+    fn: (attempt: Attempt) => Promise<T>,
+    opts: CallOptions = {},
+  ): Promise<CallResult<T>> {
+    const maxSleep = opts.maxSleepMs ?? this.config.maxSleepMs;
+    let last: SpendOutcome | undefined;
+    const once = async (n: number): Promise<{ value: T; spend: SpendOutcome; n: number }> => {
+      const got = await this.acquire(args, opts);
+      if (!got.ok) throw new Stopped(got);
+      last = got.spend;
+      try {
+        return {
+          value: await fn({ n, spend: got.spend, ...(opts.signal ? { signal: opts.signal } : {}) }),
+          spend: got.spend,
+          n,
+        };
+      } catch (e) {
+        // Anything but an upstream answer (a bug, an abort) carries no proof it was not charged.
+        if (!isUpstreamError(e)) throw e;
+        this.#emit({ type: 'upstream-error', error: e, outcome: got.spend });
+        if (e.reached === 'never') await this.refund(got.spend);
+        if (e.code === 'QG_UPSTREAM_QUOTA_EXCEEDED')
+          throw new Stopped(await this.#blockOnQuotaExceeded(got.spend, e));
+        throw e;
+      }
+    };
+    try {
+      const r = await withRetries(once, {
+        maxAttempts: opts.attempts ?? DEFAULT_CALL_ATTEMPTS,
+        maxRetryAfterMs: maxSleep,
+        maxTotalMs: Math.max(maxSleep, DEFAULT_RETRY_POLICY.maxTotalMs),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      return { ok: true, value: r.value, attempts: r.n, spend: r.spend };
+    } catch (e) {
+      if (e instanceof Stopped) return this.#stop(e.stop);
+      if (last && isUpstreamError(e) && e.code === 'QG_UPSTREAM_RATE_LIMITED') {
+        const wait = e.retryAfterMs ?? 0;
+        return this.#stop(this.#stopOf('rate-limited', { ...last, at: this.#now() }, e, wait));
+      }
+      throw e;
+    }
+  }
+
+  /** Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged, not thrown. */
+  async refund(outcome: SpendOutcome): Promise<void> {
+    if (!outcome.decision?.allowed) return;
+    try {
+      await this.ledger.refund(outcome.decision);
+      this.#stats.refunds++;
+      this.#emit({ type: 'refund', outcome });
+    } catch (e) {
+      if (!isStoreDown(e)) throw e;
+      this.#logger.warn(
+        { credential: outcome.credential, bucket: outcome.bucket, cost: outcome.cost, tag: outcome.tag },
+        'ledger store unavailable: refund lost (the units stay spent until they age out)',
+      );
+    }
+  }
+
+  /**
+   * Block a credential's bucket until `untilEpochMs` (default: the upstream's next reset), so every
+   * job on every host stops spending it. Other buckets of the credential go on.
+   */
+  async block(
+    credentialId: string,
+    bucketId: string,
+    reason: string,
+    untilEpochMs?: number,
+  ): Promise<{ key: string; until: number }> {
+    const credential = this.config.credential(credentialId);
+    const bucket = bucketOf(credential, bucketId);
+    const now = this.#now();
+    const until = untilEpochMs ?? this.#nextReset(credential.timeZone, now);
+    const { key } = bucketWindow(credential, bucket, now);
+    await this.ledger.block(key, until, reason);
+    this.#stats.blocks++;
+    this.#emit({ type: 'block', credential: credential.id, bucket: bucket.id, key, until, reason });
+    this.#logger.warn(
+      { credential: credential.id, bucket: bucket.id, until: iso(until), reason },
+      'bucket blocked',
+    );
+    return { key, until };
+  }
+
+  /** Lift a block early (an operator knows the upstream reset the quota). */
+  async unblock(credentialId: string, bucketId: string): Promise<void> {
+    const credential = this.config.credential(credentialId);
+    const bucket = bucketOf(credential, bucketId);
+    await this.ledger.unblock(bucketWindow(credential, bucket, this.#now()).key);
+  }
+
+  async #blockOnQuotaExceeded(spent: SpendOutcome, error: UpstreamError): Promise<Stop> {
+    const credential = this.config.credential(spent.credential);
+    const now = this.#now();
+    const until = this.#nextReset(credential.timeZone, now);
+    const reason = `upstream answered quotaExceeded to ${spent.method ?? spent.bucket} at ${iso(now)} although the ledger allowed it`;
+    try {
+      await this.block(credential.id, spent.bucket, reason, until);
+    } catch (e) {
+      if (!isStoreDown(e)) throw e;
+      this.#logger.warn(
+        { credential: credential.id, bucket: spent.bucket },
+        'ledger store unavailable: could not record the upstream quotaExceeded block',
+      );
+    }
+    const stop = this.#stopOf('upstream-quota', { ...spent, at: now }, error, until - now);
+    stop.blockedUntil = until;
+    stop.blockedReason = reason;
+    return stop;
+  }
+
+  async #stopFrom(outcome: SpendOutcome): Promise<Stop> {
+    const reason: StopReason =
+      outcome.reason === 'blocked' ? 'blocked' : outcome.reason === 'store-down' ? 'store-down' : 'budget';
+    const stop = this.#stopOf(reason, outcome);
+    if (reason === 'blocked' && outcome.limitedByKey !== undefined) {
+      stop.blockedUntil = outcome.blockedUntil;
+      try {
+        const snap = await this.ledger.peek({ key: outcome.limitedByKey, windowMs: this.#windowOf(outcome) });
+        if (snap.blockedReason) stop.blockedReason = snap.blockedReason;
+      } catch {
+        // The reason is a nicety; the stop stands without it.
+      }
+      stop.message = stopMessage(stop, this.#credentialOf(outcome));
+    }
+    return stop;
+  }
+
+  #credentialOf(o: { credential: string }): CredentialConfig {
+    return this.config.credential(o.credential);
+  }
+
+  #windowOf(outcome: SpendOutcome): number {
+    const credential = this.#credentialOf(outcome);
+    const plan = planSpend(
+      credential,
+      bucketOf(credential, outcome.bucket),
+      outcome.method,
+      outcome.tier,
+      outcome.at,
+    );
+    return plan.find((p) => p.key === outcome.limitedByKey)?.windowMs ?? 1;
+  }
+
+  #stopOf(reason: StopReason, o: SpendOutcome, error?: UpstreamError, retryAfterMs = o.retryAfterMs): Stop {
+    const stop: Stop = {
+      ok: false,
+      reason,
+      credential: o.credential,
+      bucket: o.bucket,
+      ...(o.method !== undefined ? { method: o.method } : {}),
+      tier: o.tier,
+      cost: o.cost,
+      ...(o.remaining !== undefined && reason !== 'upstream-quota' ? { remaining: o.remaining } : {}),
+      retryAfterMs,
+      resumeAt: o.at + retryAfterMs,
+      ...(o.limitedBy !== undefined ? { limitedBy: o.limitedBy } : {}),
+      ...(o.blockedUntil !== undefined ? { blockedUntil: o.blockedUntil } : {}),
+      ...(error ? { error } : {}),
+      exitCode: reason === 'store-down' ? 69 : 75,
+      message: '',
+    };
+    stop.message = stopMessage(stop, this.#credentialOf(o));
+    return stop;
+  }
+
+  #stop(stop: Stop): Stop {
+    this.#stats.stops++;
+    this.#logger.warn(
+      {
+        credential: stop.credential,
+        bucket: stop.bucket,
+        method: stop.method,
+        tier: stop.tier,
+        reason: stop.reason,
+        remaining: stop.remaining,
+        retryAfterMs: stop.retryAfterMs,
+        resumeAt: iso(stop.resumeAt),
+      },
+      stop.message,
+    );
+    this.#emit({ type: 'stop', stop });
+    return stop;
+  }
+}
+
+/** The one line a stop is logged with: what was left, why, and when the job can resume. */
+export function stopMessage(stop: Stop, credential: CredentialConfig): string {
+  const where = `${stop.credential}/${stop.bucket}`;
+  const what = `${stop.method ?? 'spend'} (${stop.cost} unit${stop.cost === 1 ? '' : 's'}, ${stop.tier})`;
+  const resume = `resume in ${formatDuration(stop.retryAfterMs)} (${iso(stop.resumeAt)})`;
+  const bucket = credential.buckets[stop.bucket];
+  switch (stop.reason) {
+    case 'budget': {
+      const left =
+        stop.remaining === undefined ? '' : `${stop.remaining} unit${stop.remaining === 1 ? '' : 's'} left`;
+      const under =
+        stop.limitedBy && stop.limitedBy !== stop.bucket
+          ? `${stop.limitedBy} of ${where}`
+          : `${where} below the ${stop.tier} ceiling (${bucket?.ceilings[stop.tier] ?? '?'} of ${bucket?.quota ?? '?'})`;
+      return `stopped: ${what} does not fit: ${left} under ${under}; ${resume}`;
+    }
+    case 'blocked':
+      return `stopped: ${where} is blocked until ${iso(stop.blockedUntil ?? stop.resumeAt)}${stop.blockedReason ? ` (${stop.blockedReason})` : ''}; ${resume}`;
+    case 'store-down':
+      return `stopped: the ledger store is unavailable and ${what} is fail-closed; retry when the store is back`;
+    case 'upstream-quota':
+      return `stopped: the upstream answered quotaExceeded for ${where} although the ledger allowed it; bucket blocked until ${iso(stop.resumeAt)}, other buckets go on; ${resume}`;
+    case 'rate-limited':
+      return `stopped: the upstream rate-limited ${what} on ${where}; ${resume}`;
+    case 'aborted':
+      return `stopped: aborted while waiting for ${where}`;
+  }
+}
+
+export function createGuard(opts: GuardOptions): Guard {
+  return new Guard(opts);
+}

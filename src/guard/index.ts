@@ -1,0 +1,23 @@
+export { createGuard, Guard, type GuardOptions, stopMessage } from './guard.js';
+export {
+  type BucketWindow,
+  bucketKey,
+  bucketWindow,
+  budgetKey,
+  credentialKeyPrefix,
+  dayBucketKey,
+  type PlannedBudget,
+  paceKey,
+  planSpend,
+} from './keys.js';
+export {
+  type BucketStatus,
+  type BudgetStatus,
+  type CredentialStatus,
+  FREES_UP_AMOUNTS,
+  parseTag,
+  quotaStatus,
+  type StatusOptions,
+  type StatusReport,
+} from './status.js';
+export type * from './types.js';

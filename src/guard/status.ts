@@ -1,0 +1,208 @@
+/**
+ * What `status` shows, computed from the ledger: per credential and bucket the quota, reserve,
+ * used and remaining for each tier, blocks and why, when the next 1 / 50 / 100 units free up, and
+ * spend in the window by tag, region and method. Shared by the CLI and the metrics.
+ */
+import type { BucketConfig, Config, CredentialConfig, Tier } from '../config/types.js';
+import type { Ledger, Snapshot } from '../ledger/types.js';
+import { bucketWindow, budgetKey, paceKey } from './keys.js';
+
+export const FREES_UP_AMOUNTS = [1, 50, 100] as const;
+
+export interface BudgetStatus {
+  id: string;
+  limit: number;
+  windowMs: number;
+  used: number;
+  remaining: number;
+  tiers?: readonly Tier[];
+  methods?: readonly string[];
+}
+
+export interface BucketStatus {
+  id: string;
+  quota: number;
+  reserve: number;
+  backfillHeadroom: number;
+  /** `sliding` or `upstream-day`. */
+  window: 'sliding' | 'upstream-day';
+  windowMs: number;
+  /** The ledger key of the log in use now. */
+  key: string;
+  /** upstream-day: when the whole budget frees (the upstream's next midnight), ISO. */
+  resetsAt: string | null;
+  used: number;
+  calls: number;
+  ceilings: Record<Tier, number>;
+  remaining: Record<Tier, number>;
+  blockedUntil: string | null;
+  blockedReason: string | null;
+  /** ms until the next N units spent in the window free up (N = 1, 50, 100); null when unknown. */
+  freesUpInMs: Record<string, number | null>;
+  byTag: Record<string, number>;
+  byRegion: Record<string, number>;
+  byMethod: Record<string, number>;
+  pace: BudgetStatus | null;
+  budgets: BudgetStatus[];
+}
+
+export interface CredentialStatus {
+  id: string;
+  profile: string;
+  timeZone: string;
+  /** The latest block over the credential's buckets (ISO), null when none is blocked. */
+  blockedUntil: string | null;
+  buckets: BucketStatus[];
+}
+
+export interface StatusReport {
+  /** The store's clock (ISO). */
+  at: string;
+  store: string;
+  credentials: CredentialStatus[];
+}
+
+/** `trending:US:videos.list` → region US, method videos.list. Unrecognised parts are ignored. */
+export function parseTag(
+  tag: string,
+  methods: Record<string, unknown>,
+): { region?: string; method?: string } {
+  const out: { region?: string; method?: string } = {};
+  for (const part of tag.split(':')) {
+    if (out.region === undefined && /^[A-Z]{2}$/.test(part)) out.region = part;
+    else if (out.method === undefined && Object.hasOwn(methods, part)) out.method = part;
+  }
+  return out;
+}
+
+function add(into: Record<string, number>, key: string, units: number): void {
+  into[key] = (into[key] ?? 0) + units;
+}
+
+async function bucketStatus(
+  ledger: Ledger,
+  credential: CredentialConfig,
+  bucket: BucketConfig,
+  nowMs: number,
+): Promise<BucketStatus & { blockedAt?: number; storeNow: number }> {
+  const w = bucketWindow(credential, bucket, nowMs);
+  const snap: Snapshot = await ledger.peek({ key: w.key, windowMs: w.windowMs });
+  const now = snap.now;
+  let freesUp: Array<number | null>;
+  if (w.resetsAt !== undefined) {
+    // The day's log frees all at once at the upstream's midnight.
+    freesUp = FREES_UP_AMOUNTS.map(() => (snap.used === 0 ? 0 : Math.max(0, w.resetsAt! - now)));
+  } else if (ledger.freesUpIn) {
+    freesUp = await ledger.freesUpIn({
+      key: w.key,
+      windowMs: w.windowMs,
+      limit: bucket.ceilings.scheduled,
+      amounts: [...FREES_UP_AMOUNTS],
+    });
+  } else {
+    freesUp = FREES_UP_AMOUNTS.map(() => null);
+  }
+  const byRegion: Record<string, number> = {};
+  const byMethod: Record<string, number> = {};
+  for (const [tag, units] of Object.entries(snap.byTag)) {
+    const t = parseTag(tag, credential.methods);
+    add(byRegion, t.region ?? '(none)', units);
+    add(byMethod, t.method ?? '(other)', units);
+  }
+  const remaining = Object.fromEntries(
+    (Object.entries(bucket.ceilings) as Array<[Tier, number]>).map(([tier, ceiling]) => [
+      tier,
+      snap.blockedUntil !== undefined ? 0 : Math.max(0, ceiling - snap.used),
+    ]),
+  ) as Record<Tier, number>;
+
+  let pace: BudgetStatus | null = null;
+  if (bucket.pace) {
+    const p = await ledger.peek({ key: paceKey(credential.id, bucket.id), windowMs: bucket.pace.windowMs });
+    pace = {
+      id: `${bucket.id} pace`,
+      limit: bucket.pace.limit,
+      windowMs: bucket.pace.windowMs,
+      used: p.used,
+      remaining: Math.max(0, bucket.pace.limit - p.used),
+    };
+  }
+  const budgets: BudgetStatus[] = [];
+  for (const b of credential.budgets) {
+    if (b.bucket !== bucket.id) continue;
+    const s = await ledger.peek({ key: budgetKey(credential.id, b.id), windowMs: b.windowMs });
+    budgets.push({
+      id: b.id,
+      limit: b.limit,
+      windowMs: b.windowMs,
+      used: s.used,
+      remaining: Math.max(0, b.limit - s.used),
+      tiers: b.tiers,
+      ...(b.methods ? { methods: b.methods } : {}),
+    });
+  }
+
+  return {
+    id: bucket.id,
+    quota: bucket.quota,
+    reserve: bucket.reserve,
+    backfillHeadroom: bucket.backfillHeadroom,
+    window: bucket.window.kind,
+    windowMs: w.windowMs,
+    key: w.key,
+    resetsAt: w.resetsAt !== undefined ? new Date(w.resetsAt).toISOString() : null,
+    used: snap.used,
+    calls: snap.calls,
+    ceilings: { ...bucket.ceilings },
+    remaining,
+    blockedUntil: snap.blockedUntil !== undefined ? new Date(snap.blockedUntil).toISOString() : null,
+    blockedReason: snap.blockedReason ?? null,
+    freesUpInMs: Object.fromEntries(FREES_UP_AMOUNTS.map((a, i) => [String(a), freesUp[i] ?? null])),
+    byTag: snap.byTag,
+    byRegion,
+    byMethod,
+    pace,
+    budgets,
+    ...(snap.blockedUntil !== undefined ? { blockedAt: snap.blockedUntil } : {}),
+    storeNow: now,
+  };
+}
+
+export interface StatusOptions {
+  /** Only this credential (ConfigError QG_UNKNOWN_CREDENTIAL when it is not configured). */
+  credential?: string;
+  /** The clock for upstream-day keys (default `Date.now`). */
+  now?: () => number;
+}
+
+/** Read the ledger and report every configured credential's buckets. */
+export async function quotaStatus(
+  config: Config,
+  ledger: Ledger,
+  options: StatusOptions = {},
+): Promise<StatusReport> {
+  const now = (options.now ?? Date.now)();
+  const creds =
+    options.credential !== undefined ? [config.credential(options.credential)] : config.credentials;
+  let storeNow: number | undefined;
+  const credentials: CredentialStatus[] = [];
+  for (const c of creds) {
+    const buckets: BucketStatus[] = [];
+    let latestBlock: number | undefined;
+    for (const b of Object.values(c.buckets)) {
+      const { blockedAt, storeNow: at, ...s } = await bucketStatus(ledger, c, b, now);
+      storeNow ??= at;
+      if (blockedAt !== undefined && (latestBlock === undefined || blockedAt > latestBlock))
+        latestBlock = blockedAt;
+      buckets.push(s);
+    }
+    credentials.push({
+      id: c.id,
+      profile: c.profile,
+      timeZone: c.timeZone,
+      blockedUntil: latestBlock !== undefined ? new Date(latestBlock).toISOString() : null,
+      buckets,
+    });
+  }
+  return { at: new Date(storeNow ?? now).toISOString(), store: ledger.kind, credentials };
+}

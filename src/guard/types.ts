@@ -1,0 +1,141 @@
+import type { FailMode, FailPolicy, Tier } from '../config/types.js';
+import type { Decision } from '../ledger/types.js';
+import type { UpstreamError } from '../upstream/errors.js';
+
+/** What to spend: a method (its bucket and cost come from the credential's profile), or a bare bucket. */
+export interface SpendArgs {
+  credential: string;
+  /** An API method, e.g. `videos.list`. Either this or `bucket`. */
+  method?: string;
+  /** A bucket to spend directly (default: the credential's shared bucket when no method is given). */
+  bucket?: string;
+  /** Units to spend (default: the method's cost, or 1 for a bare bucket). */
+  cost?: number;
+  /** Priority tier (default `scheduled`). */
+  tier?: Tier;
+  /** Who spent it, e.g. `trending:US:videos.list` (shows in `status` by region and method). */
+  tag?: string;
+  /** What to do when the ledger store is down; overrides the config for this call site. */
+  failMode?: FailPolicy;
+  /** The call site's name for `storeDown.sites` (default: the tag's first `:` segment). */
+  site?: string;
+}
+
+export type SpendReason = 'allowed' | 'fail-open' | 'budget' | 'blocked' | 'store-down';
+
+/** The guard's decision: a value whether allowed or not. */
+export interface SpendOutcome {
+  allowed: boolean;
+  /** `allowed`, `fail-open` (store down, let through unrecorded), or why it was denied. */
+  reason: SpendReason;
+  credential: string;
+  bucket: string;
+  method?: string;
+  tier: Tier;
+  cost: number;
+  tag: string;
+  /** The tier's ceiling on the bucket. */
+  ceiling: number;
+  /** 0 when allowed; else ms until the spend can fit (or the block lifts). */
+  retryAfterMs: number;
+  /** Smallest units left over the spend's budgets after this decision (unknown when the store is down). */
+  remaining?: number;
+  /** Name of the budget that denied: the bucket id, `<bucket> pace` or `budget <id>`. */
+  limitedBy?: string;
+  /** Its ledger key. */
+  limitedByKey?: string;
+  /** Epoch ms the block on the bucket lifts (when denied because blocked). */
+  blockedUntil?: number;
+  /** The fail mode applied (when the store was down). */
+  failMode?: FailMode;
+  /** The ledger's decision (for refunds); absent when the store was down. */
+  decision?: Decision;
+  /** The guard's clock when decided (epoch ms). */
+  at: number;
+}
+
+export type StopReason = 'budget' | 'blocked' | 'store-down' | 'upstream-quota' | 'rate-limited' | 'aborted';
+
+/**
+ * A job should stop now rather than wait: says what was left, why, and when it can resume.
+ * `exitCode` is what a job process ends with (75: try later; 69: the store is unavailable).
+ */
+export interface Stop {
+  ok: false;
+  reason: StopReason;
+  credential: string;
+  bucket: string;
+  method?: string;
+  tier: Tier;
+  cost: number;
+  /** Units left under the tier's ceiling when it stopped (unknown when the store is down). */
+  remaining?: number;
+  /** ms from the stop until a retry can succeed (0 when unknown). */
+  retryAfterMs: number;
+  /** Epoch ms from which a retry can succeed. */
+  resumeAt: number;
+  limitedBy?: string;
+  blockedUntil?: number;
+  blockedReason?: string;
+  /** The upstream error behind an `upstream-quota` or `rate-limited` stop. */
+  error?: UpstreamError;
+  exitCode: 69 | 75;
+  /** One log line: what was left, why, and when it can resume. */
+  message: string;
+}
+
+export interface Acquired {
+  ok: true;
+  spend: SpendOutcome;
+  /** Total ms slept waiting for the budget. */
+  waitedMs: number;
+}
+
+export interface AcquireOptions {
+  /** Longest single Retry-After to sleep through (default: the config's maxSleep). */
+  maxSleepMs?: number;
+  /** Most spend attempts before stopping (default 20). */
+  maxAttempts?: number;
+  /** Abort a sleep (graceful shutdown): the result is a Stop with reason `aborted`. */
+  signal?: AbortSignal;
+}
+
+export interface Attempt {
+  /** 1 for the first attempt. */
+  n: number;
+  spend: SpendOutcome;
+  signal?: AbortSignal;
+}
+
+export interface CallOptions extends AcquireOptions {
+  /** Upstream attempts, each spending the budget again (default 3). */
+  attempts?: number;
+}
+
+export type CallResult<T> = { ok: true; value: T; attempts: number; spend: SpendOutcome } | Stop;
+
+export type GuardEvent =
+  | { type: 'spend'; outcome: SpendOutcome }
+  | { type: 'fail-open'; outcome: SpendOutcome; error: unknown }
+  | { type: 'fail-closed'; outcome: SpendOutcome; error: unknown }
+  | { type: 'sleep'; ms: number; outcome: SpendOutcome }
+  | { type: 'stop'; stop: Stop }
+  | { type: 'refund'; outcome: SpendOutcome }
+  | { type: 'block'; credential: string; bucket: string; key: string; until: number; reason: string }
+  | { type: 'upstream-error'; error: UpstreamError; outcome: SpendOutcome };
+
+export interface GuardStats {
+  allowed: number;
+  denied: number;
+  failOpen: number;
+  failClosed: number;
+  refunds: number;
+  blocks: number;
+  stops: number;
+}
+
+/** The part of a pino logger the guard uses. */
+export interface GuardLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
