@@ -6,6 +6,8 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
 import { register as simulate } from './commands/simulate.js';
+import { register as spend } from './commands/spend.js';
+import { register as status } from './commands/status.js';
 import { reportError } from './run.js';
 
 export function buildProgram(): Command {
@@ -18,7 +20,7 @@ export function buildProgram(): Command {
 }
 
 // Commands register themselves here (one import line each).
-const COMMANDS: Array<(p: Command) => void> = [simulate];
+const COMMANDS: Array<(p: Command) => void> = [status, spend, simulate];
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   const program = buildProgram();

@@ -1,0 +1,78 @@
+/**
+ * What every command needs: the `--config` option, the loaded config, the ledger it names, and a
+ * guard on top. `withContext` closes the ledger however the command ends.
+ */
+import type { Command } from 'commander';
+import pino from 'pino';
+import { type Env, loadConfig } from '../config/load.js';
+import type { Config } from '../config/types.js';
+import { createGuard, type Guard } from '../guard/guard.js';
+import type { GuardLogger } from '../guard/types.js';
+import { openLedger } from '../ledger/index.js';
+import type { Ledger } from '../ledger/types.js';
+
+export interface ConfigOptions {
+  config?: string;
+}
+
+/** Adds `-c, --config <file>` to a command. */
+export function configOption(cmd: Command): Command {
+  return cmd.option(
+    '-c, --config <file>',
+    'config file (default: $QUOTA_GUARD_CONFIG, else the built-in defaults)',
+  );
+}
+
+export interface Context {
+  config: Config;
+  ledger: Ledger;
+  guard: Guard;
+  logger: GuardLogger;
+}
+
+export interface OpenContextOptions {
+  env?: Env;
+  /**
+   * Open even when a Redis store is unreachable (calls then fail with StoreUnavailableError, so the
+   * store-down policy applies). Default false: an unreachable store is an error (exit 69).
+   */
+  allowUnreachable?: boolean;
+  logger?: GuardLogger;
+}
+
+/** A pino logger on stderr (level from $LOG_LEVEL, default info): stdout stays for command output. */
+export function cliLogger(env: Env = process.env): GuardLogger {
+  return pino(
+    { name: 'quota-guard', level: env['LOG_LEVEL'] ?? 'info' },
+    pino.destination({ dest: 2, sync: true }),
+  );
+}
+
+/** Load the config and open its ledger store. */
+export async function openContext(opts: ConfigOptions, options: OpenContextOptions = {}): Promise<Context> {
+  const env = options.env ?? process.env;
+  const config = loadConfig({ ...(opts.config !== undefined ? { file: opts.config } : {}), env });
+  const s = config.store;
+  const ledger = await openLedger(s.url, {
+    ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
+    ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),
+    ...(s.connectTimeoutMs !== undefined ? { connectTimeoutMs: s.connectTimeoutMs } : {}),
+    ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
+  });
+  const logger = options.logger ?? cliLogger(env);
+  return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };
+}
+
+/** Run `fn` with a context and close the ledger afterwards, whatever happens. */
+export async function withContext<T>(
+  opts: ConfigOptions,
+  fn: (ctx: Context) => Promise<T>,
+  options: OpenContextOptions = {},
+): Promise<T> {
+  const ctx = await openContext(opts, options);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.ledger.close();
+  }
+}

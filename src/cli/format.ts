@@ -1,0 +1,49 @@
+/** Plain-text output helpers for the CLI: numbers, bars and aligned tables. */
+
+export { formatDuration } from '../config/duration.js';
+
+const NUMBER = new Intl.NumberFormat('en-US');
+
+export function formatNumber(n: number): string {
+  return NUMBER.format(n);
+}
+
+/** `██████░░░░` for `fraction` of `width` cells (clamped to 0..1). */
+export function bar(fraction: number, width = 20): string {
+  const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0;
+  const full = Math.round(f * width);
+  return '█'.repeat(full) + '░'.repeat(width - full);
+}
+
+/** Left-aligned text columns, right-aligned numeric ones, two spaces apart. */
+export function table(rows: string[][], indent = ''): string {
+  const widths: number[] = [];
+  const numeric: boolean[] = [];
+  rows.forEach((row, r) => {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
+      if (r > 0 && cell !== '' && cell !== '-') numeric[i] = (numeric[i] ?? true) && /^[\d,.]+$/.test(cell);
+    });
+  });
+  return rows
+    .map(
+      (row) =>
+        indent +
+        row
+          .map((cell, i) => {
+            const pad = ' '.repeat((widths[i] ?? 0) - [...cell].length);
+            return numeric[i] ? pad + cell : cell + pad;
+          })
+          .join('  ')
+          .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** `US 400, GB 300` — largest first. */
+export function breakdown(units: Record<string, number>, limit = 10): string {
+  const entries = Object.entries(units).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const shown = entries.slice(0, limit).map(([k, v]) => `${k} ${formatNumber(v)}`);
+  if (entries.length > limit) shown.push(`… ${entries.length - limit} more`);
+  return shown.join(', ');
+}

@@ -1,0 +1,48 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { vi } from 'vitest';
+import { main } from '../../src/cli/main.js';
+
+export const dir = mkdtempSync(join(tmpdir(), 'qg-cli-'));
+let n = 0;
+
+/** Write a config file (YAML text) and return its path. */
+export function configFile(yaml: string): string {
+  const p = join(dir, `config${n++}.yaml`);
+  writeFileSync(p, yaml);
+  return p;
+}
+
+/** A fresh SQLite ledger path for one test. */
+export function sqliteStore(): string {
+  return `sqlite:${join(dir, `ledger${n++}.db`)}`;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run the CLI in-process, capturing what it writes. */
+export async function cli(...args: string[]): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const code = await main(['node', 'quota-guard', ...args]);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    process.exitCode = undefined;
+  }
+}
