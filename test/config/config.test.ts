@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -323,5 +323,21 @@ describe('lookups', () => {
     const p = problemsOf(() => none.apiKey('default'));
     expect(p).toMatchObject({ code: 'QG_MISSING_API_KEY', exit: 78 });
     expect(p.problems[0]).toContain('YOUTUBE_API_KEY');
+  });
+});
+
+describe('example files', () => {
+  it.each(readdirSync('config/examples').filter((f) => f.endsWith('.yaml')))(
+    'config/examples/%s loads',
+    (name) => {
+      const c = loadConfig({ file: join('config/examples', name), env: {} });
+      expect(c.credentials.length).toBeGreaterThan(0);
+    },
+  );
+
+  it('the upstream-day example windows every bucket by the upstream day with a pace on units', () => {
+    const c = loadConfig({ file: 'config/examples/upstream-day.yaml', env: {} }).credential('default');
+    expect(Object.values(c.buckets).every((b) => b.window.kind === 'upstream-day')).toBe(true);
+    expect(c.buckets['units']!.pace).toEqual({ limit: 1500, windowMs: 3_600_000 });
   });
 });
