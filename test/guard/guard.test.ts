@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGuard, planSpend } from '../../src/guard/index.js';
+import { createGuard, type Guard, planSpend } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { nextMidnight } from '../../src/quota/time.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
@@ -13,6 +13,13 @@ async function track(p: Promise<Ledger>): Promise<Ledger> {
   const l = await p;
   opened.push(l);
   return l;
+}
+
+/** Units spent on a credential's bucket log (sliding window). */
+async function usedOn(ledger: Ledger, guard: Guard, credential: string, bucket = 'units'): Promise<number> {
+  const cred = guard.config.credential(credential);
+  const [b] = planSpend(cred, cred.buckets[bucket]!, undefined, 'scheduled', Date.now());
+  return (await ledger.peek({ key: b!.key, windowMs: b!.windowMs })).used;
 }
 
 /** units: quota 100, reserve 10, headroom 20 → ceilings scheduled 90, backfill 70, manual 100. */
@@ -174,9 +181,7 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
   it('refunds a request only when it provably never reached the upstream', async () => {
     const ledger = await track(open());
     const guard = createGuard({ config: config(SMALL), ledger, logger: capture() });
-    const cred = guard.config.credential('c1');
-    const [units] = planSpend(cred, cred.buckets['units']!, undefined, 'scheduled', Date.now());
-    const used = async () => (await ledger.peek({ key: units!.key, windowMs: units!.windowMs })).used;
+    const used = () => usedOn(ledger, guard, 'c1');
     const fail = (e: UpstreamError) => async () => {
       throw e;
     };
@@ -211,9 +216,7 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
   it('waits out a short upstream rate limit (spending again) and stops on a long one', async () => {
     const ledger = await track(open());
     const guard = createGuard({ config: config(SMALL), ledger, logger: capture() });
-    const cred = guard.config.credential('c1');
-    const [units] = planSpend(cred, cred.buckets['units']!, undefined, 'scheduled', Date.now());
-    const used = async () => (await ledger.peek({ key: units!.key, windowMs: units!.windowMs })).used;
+    const used = () => usedOn(ledger, guard, 'c1');
     const limited = (retryAfterMs: number) =>
       new UpstreamError('QG_UPSTREAM_RATE_LIMITED', 'rate limited', {
         reached: 'yes',
@@ -274,10 +277,7 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
     expect((await guard.spend({ credential: 'c1', method: 'search.list' })).allowed).toBe(true);
     expect((await guard.spend({ credential: 'c1', method: 'videos.batchGetStats' })).allowed).toBe(true);
     // The call that met quotaExceeded was received, so it stays charged.
-    const cred = guard.config.credential('c1');
-    const [units] = planSpend(cred, cred.buckets['units']!, undefined, 'scheduled', Date.now());
-    const snap = await ledger.peek({ key: units!.key, windowMs: units!.windowMs });
-    expect(snap).toMatchObject({ used: 1, blockedUntil: midnight });
+    expect(await usedOn(ledger, guard, 'c1')).toBe(1);
   });
 
   it('rejects unknown credentials, methods and buckets with their config codes', async () => {
