@@ -315,7 +315,7 @@ export class Corpus {
       .join(' ');
     const description = fill(r.pick(lex.descriptions), { ...slots, title, hashtags });
     const durationSec = short ? r.int(12, 59) : this.durationFor(kind, r);
-    const globalChance = kind === 'music' || kind === 'movies' || kind === 'gaming' ? 0.3 : 0.15;
+    const globalChance = kind === 'music' || kind === 'movies' || kind === 'gaming' ? 0.16 : 0.06;
     const globalness = r.chance(globalChance) ? 0.4 + 0.5 * r.next() : 0.08 * r.next();
     const appeal = Math.exp(0.7 * r.normal());
     const kindViews: Record<Kind, number> = {
@@ -391,7 +391,7 @@ export class Corpus {
   private affinity(v: VideoSeed, region: string): number {
     if (v.home === region) return 1;
     if (langsOf(region).some(([l]) => l === v.lang)) return 0.35 + 0.5 * v.globalness;
-    return Math.max(0.01, v.globalness * (v.lang === 'en' ? 0.8 : 0.65));
+    return Math.max(0.01, v.globalness * (v.lang === 'en' ? 0.6 : 0.4));
   }
 
   private life(age: number, lifetime: number): number {
@@ -423,7 +423,7 @@ export class Corpus {
           v.appeal *
           this.affinity(v, region) *
           this.life(epoch - v.epoch, v.lifetime) *
-          (0.85 + 0.3 * unit(this.seed, v.id, epoch));
+          (0.95 + 0.1 * unit(this.seed, v.id, epoch));
         if (s > 0) scored.push({ v, s });
       }
       scored.sort((a, b) => b.s - a.s);
