@@ -28,6 +28,7 @@ import type {
   BudgetConfig,
   Config,
   CredentialConfig,
+  ExpectedSpendConfig,
   ScheduleConfig,
   StoreConfig,
   StoreKind,
@@ -211,7 +212,10 @@ function resolve(raw: RawConfig, env: Env, problems: Problems): Resolved {
   }
 
   const schedules = {
-    trending: resolveSchedule(raw.schedules.trending, 'schedules.trending', problems),
+    trending: {
+      ...resolveSchedule(raw.schedules.trending, 'schedules.trending', problems),
+      maxPages: raw.schedules.trending.maxPages,
+    },
     backfill: resolveSchedule(raw.schedules.backfill, 'schedules.backfill', problems),
   };
 
@@ -223,6 +227,7 @@ function resolve(raw: RawConfig, env: Env, problems: Problems): Resolved {
     regions,
     categories,
     schedules,
+    expected: resolveExpected(raw, credentials, problems),
     maxSleepMs: raw.maxSleep,
     storeDown: { ...raw.storeDown },
   };
@@ -378,6 +383,45 @@ function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problem
       (cred.budgets as BudgetConfig[]).push(budget);
     }
   });
+}
+
+function resolveExpected(
+  raw: RawConfig,
+  credentials: CredentialConfig[],
+  problems: Problems,
+): ExpectedSpendConfig[] {
+  const out: ExpectedSpendConfig[] = [];
+  raw.expected.forEach((e, j) => {
+    const at = `expected[${j}]`;
+    const cred = e.credential === undefined ? credentials[0] : credentials.find((c) => c.id === e.credential);
+    if (!cred) {
+      problems.add(
+        `${at}.credential`,
+        `unknown credential '${e.credential}' (configured: ${credentials.map((c) => c.id).join(', ')})`,
+        'QG_UNKNOWN_CREDENTIAL',
+      );
+      return;
+    }
+    const spec = cred.methods[e.method];
+    if (!spec) {
+      problems.add(
+        `${at}.method`,
+        `unknown method '${e.method}' in profile ${cred.profile}`,
+        'QG_UNKNOWN_METHOD',
+      );
+      return;
+    }
+    out.push({
+      id: e.id ?? `${e.method}:${e.tier}`,
+      credential: cred.id,
+      method: e.method,
+      bucket: spec.bucket,
+      cost: spec.cost,
+      tier: e.tier as Tier,
+      callsPerDay: e.callsPerDay,
+    });
+  });
+  return out;
 }
 
 function resolveSchedule(

@@ -15,6 +15,8 @@ export const DEFAULT_API_KEY_ENV = 'YOUTUBE_API_KEY';
 export const DEFAULT_RESERVE = '5%';
 export const DEFAULT_BACKFILL_HEADROOM = '10%';
 export const DEFAULT_WINDOW = '24h';
+/** The upstream's trending chart holds at most 200 videos: 4 pages of 50. */
+export const DEFAULT_MAX_PAGES = 4;
 
 const DURATION_HINT = 'must be a duration such as 30s, 15m, 24h (or a number of ms)';
 
@@ -106,14 +108,28 @@ const budget = z.strictObject({
   window: duration,
 });
 
-const schedule = (cron: string, stagger: string) =>
-  z
-    .strictObject({
-      cron: z.string().default(cron),
-      stagger: durationOrZero.default(parseDuration(stagger)!),
-      timeZone: z.string().default('UTC'),
-    })
-    .prefault({});
+/** Calls per upstream day that people or scripts make on one method (for `plan`). */
+const expected = z.strictObject({
+  id: id.optional(),
+  /** Omitted: the first credential. */
+  credential: z.string().optional(),
+  method: z.string().min(1),
+  tier: tier.default('manual'),
+  callsPerDay: positiveInt,
+});
+
+const scheduleShape = (cron: string, stagger: string) => ({
+  cron: z.string().default(cron),
+  stagger: durationOrZero.default(parseDuration(stagger)!),
+  timeZone: z.string().default('UTC'),
+});
+
+const schedule = (cron: string, stagger: string) => z.strictObject(scheduleShape(cron, stagger)).prefault({});
+
+/** The trending schedule also says how many pages of each chart a run fetches at most. */
+const trendingSchedule = z
+  .strictObject({ ...scheduleShape('0 * * * *', '2m'), maxPages: positiveInt.default(DEFAULT_MAX_PAGES) })
+  .prefault({});
 
 const store = z.union([
   z.string(),
@@ -146,10 +162,12 @@ export const configSchema = z.strictObject({
   categories: z.record(z.string(), z.array(z.union([z.string().min(1), z.number().int()]))).default({}),
   schedules: z
     .strictObject({
-      trending: schedule('0 * * * *', '2m'),
+      trending: trendingSchedule,
       backfill: schedule('30 * * * *', '0s'),
     })
     .prefault({}),
+  /** Spending outside the configured jobs (people, scripts), counted by `plan`. */
+  expected: z.array(expected).default([]),
   maxSleep: duration.default(30_000),
   storeDown: z
     .strictObject({

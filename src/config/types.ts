@@ -79,6 +79,23 @@ export interface ScheduleConfig {
   timeZone: string;
 }
 
+/** The trending schedule: also the most pages of each chart one run fetches. */
+export interface TrendingScheduleConfig extends ScheduleConfig {
+  maxPages: number;
+}
+
+/** Calls per upstream day made outside the configured jobs (people, scripts); counted by `plan`. */
+export interface ExpectedSpendConfig {
+  id: string;
+  credential: string;
+  method: string;
+  bucket: string;
+  /** Units per call (the method's cost in the credential's profile). */
+  cost: number;
+  tier: Tier;
+  callsPerDay: number;
+}
+
 export type StoreKind = 'sqlite' | 'redis' | 'redis-cluster';
 
 export interface StoreConfig {
@@ -109,7 +126,9 @@ export interface Config {
   regions: readonly string[];
   /** Chart categories per region; an empty list means the whole chart. */
   categories: Record<string, readonly string[]>;
-  schedules: { trending: ScheduleConfig; backfill: ScheduleConfig };
+  schedules: { trending: TrendingScheduleConfig; backfill: ScheduleConfig };
+  /** Spending outside the configured jobs, counted by `plan`. */
+  expected: readonly ExpectedSpendConfig[];
   /** The longest Retry-After a job sleeps through before it stops instead. */
   maxSleepMs: number;
   storeDown: StoreDownConfig;

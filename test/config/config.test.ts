@@ -102,7 +102,12 @@ describe('overrides and budgets', () => {
     expect(cred.buckets['search.list']!.reserve).toBe(10);
     expect(cred.buckets['search.list']!.window).toEqual({ kind: 'sliding', ms: 12 * 3_600_000 });
     expect(c.maxSleepMs).toBe(45_000);
-    expect(c.schedules.trending).toEqual({ cron: '*/15 * * * *', staggerMs: 90_000, timeZone: 'UTC' });
+    expect(c.schedules.trending).toEqual({
+      cron: '*/15 * * * *',
+      staggerMs: 90_000,
+      timeZone: 'UTC',
+      maxPages: 4,
+    });
   });
 
   it('attaches narrower budgets to credentials and infers the bucket from methods', () => {
