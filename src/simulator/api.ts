@@ -7,8 +7,9 @@
 import { type Corpus, VIDEO_PARTS, type VideoPart, type VideoSeed } from './corpus.js';
 import { type ApiError, apiErrors } from './envelope.js';
 import { CATEGORIES, CHART_CATEGORIES } from './lexicon.js';
+import { Lru } from './lru.js';
 
-export type ApiAnswer = { status: 200; body: string } | { status: number; error: ApiError };
+export type ApiAnswer = { status: 200; body: string | Buffer } | { status: number; error: ApiError };
 
 export interface Route {
   /** The API method it is, e.g. 'videos.list'. */
@@ -131,6 +132,8 @@ function guarded(fn: (query: URLSearchParams, epoch: number) => ApiAnswer) {
 /** The routes under /youtube/v3/, keyed by the rest of the path. */
 export function buildRoutes(corpus: Corpus): Map<string, Route> {
   const regions = corpus.regions;
+  // Chart pages are most of the traffic and the same for every caller in a period: keep them encoded.
+  const chartPages = new Lru<string, Buffer>(256);
 
   const videos: Route = {
     method: 'videos.list',
@@ -162,23 +165,20 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
           return { status: 404, error: apiErrors.chartNotFound() };
         const per = maxResults(q, 5);
         const start = pageStart(corpus, q, now);
+        const cacheKey = `${region}|${cat ?? ''}|${start.epoch}|${start.offset}|${per}|${p.join(',')}`;
+        const cached = chartPages.get(cacheKey);
+        if (cached) return { status: 200, body: cached };
         const list = corpus.chart(region, cat, start.epoch);
         const page = paged(corpus, list, start, per);
         const items = page.slice.map((v) => corpus.videoJson(v, start.epoch, p)).join(',');
-        return {
-          status: 200,
-          body: listBody(
-            'youtube#videoListResponse',
-            corpus.etag('chart', region, cat ?? '', start.epoch, start.offset),
-            items,
-            {
-              ...(page.next === undefined ? {} : { next: page.next }),
-              ...(page.prev === undefined ? {} : { prev: page.prev }),
-              total: list.length,
-              perPage: per,
-            },
-          ),
-        };
+        const etag = corpus.etag('chart', region, cat ?? '', start.epoch, start.offset);
+        const body = listBody('youtube#videoListResponse', etag, items, {
+          ...(page.next === undefined ? {} : { next: page.next }),
+          ...(page.prev === undefined ? {} : { prev: page.prev }),
+          total: list.length,
+          perPage: per,
+        });
+        return { status: 200, body: chartPages.set(cacheKey, Buffer.from(body)) };
       }
       const found: VideoSeed[] = [];
       for (const id of ids(q)) {

@@ -284,12 +284,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   function send(
     res: ServerResponse,
     status: number,
-    body: string,
+    body: string | Buffer,
     headers: Record<string, string> = {},
   ): void {
     later(() => {
       if (res.destroyed || res.headersSent) return;
-      const buf = Buffer.from(body);
+      const buf = typeof body === 'string' ? Buffer.from(body) : body;
       res.writeHead(status, {
         'content-type': 'application/json; charset=UTF-8',
         'content-length': String(buf.length),
