@@ -332,13 +332,12 @@ describe('lookups', () => {
 });
 
 describe('example files', () => {
-  it.each(readdirSync('config/examples').filter((f) => f.endsWith('.yaml')))(
-    'config/examples/%s loads',
-    (name) => {
-      const c = loadConfig({ file: join('config/examples', name), env: {} });
-      expect(c.credentials.length).toBeGreaterThan(0);
-    },
-  );
+  it.each(
+    readdirSync('config/examples').filter((f) => f.endsWith('.yaml')),
+  )('config/examples/%s loads', (name) => {
+    const c = loadConfig({ file: join('config/examples', name), env: {} });
+    expect(c.credentials.length).toBeGreaterThan(0);
+  });
 
   it('the upstream-day example windows every bucket by the upstream day with a pace on units', () => {
     const c = loadConfig({ file: 'config/examples/upstream-day.yaml', env: {} }).credential('default');
