@@ -7,3 +7,4 @@ export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/pr
 export { getProfile, methodSpec, PROFILE_IDS, PROFILES } from './quota/profiles.js';
 export * from './simulator/index.js';
 export * from './upstream/index.js';
+export * from './jobs/index.js';

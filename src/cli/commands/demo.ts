@@ -1,0 +1,239 @@
+/**
+ * `quota-guard demo [--dir DIR]`: the main job on embedded defaults, with no Redis and no API key.
+ * Starts the upstream simulator in-process with a throwaway key, points the default config at it
+ * (SQLite ledger and cache in a fresh temporary directory, removed at the end, or in DIR, kept),
+ * runs the 8 regional trending jobs at once through the guard, a short backfill, prints `status`,
+ * searches the cache, and says what happened in a few lines.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import YAML from 'yaml';
+import type { SearchResult } from '../../cache/types.js';
+import { loadConfig, parseConfig } from '../../config/load.js';
+import type { CredentialConfig } from '../../config/types.js';
+import { ExitCode } from '../../errors.js';
+import { createGuard } from '../../guard/guard.js';
+import { quotaStatus, type StatusReport } from '../../guard/status.js';
+import type { GuardLogger } from '../../guard/types.js';
+import { backfillMethod, runBackfill } from '../../jobs/backfill.js';
+import { openJobContext } from '../../jobs/context.js';
+import { abortOnSignals, combinedExitCode } from '../../jobs/run.js';
+import { jobLine, totals } from '../../jobs/summary.js';
+import { runTrending } from '../../jobs/trending.js';
+import type { JobResult } from '../../jobs/types.js';
+import { openLedger } from '../../ledger/index.js';
+import { startSimulator } from '../../simulator/index.js';
+import { cliLogger, configOption } from '../context.js';
+import { formatNumber } from '../format.js';
+import { action } from '../run.js';
+import { renderSearch } from './search.js';
+import { renderStatus } from './status.js';
+
+/** The environment variable the demo's credential reads its key from (set only in the demo's own env). */
+const DEMO_KEY_ENV = 'QUOTA_GUARD_DEMO_KEY';
+
+export interface DemoOptions {
+  /** Keep the ledger and cache here (default: a temporary directory, removed at the end). */
+  dir?: string;
+  /** A config file whose credentials, quotas, budgets and regions the demo uses (its store, cache and upstream are replaced). */
+  config?: string;
+  /** Units the short backfill may spend (default 10: 500 videos). */
+  backfillUnits?: number;
+  out?: NodeJS.WritableStream;
+  logger?: GuardLogger;
+  signal?: AbortSignal;
+}
+
+export interface DemoReport {
+  dir: string;
+  kept: boolean;
+  simulatorUrl: string;
+  trending: JobResult[];
+  backfill: JobResult;
+  status: StatusReport;
+  search: { query: string; result: SearchResult };
+  /** Units the simulator charged the demo's project, and what the ledger recorded for it. */
+  upstreamCharged: number;
+  ledgerUsed: number;
+  exitCode: number;
+}
+
+/** Run the demo; what it prints goes to `out` (stdout by default). */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
+  const out = options.out ?? process.stdout;
+  const say = (s: string) => out.write(`${s}\n`);
+  const { raw, regions, credentials } = demoBase(options.config);
+  const kept = options.dir !== undefined;
+  const dir = kept ? resolve(options.dir as string) : mkdtempSync(join(tmpdir(), 'quota-guard-demo-'));
+  mkdirSync(dir, { recursive: true });
+  const logger = options.logger ?? cliLogger({ LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'warn' });
+  const first = credentials[0]!;
+  const key = `demo-${randomBytes(12).toString('hex')}`;
+  const keyOf = (i: number) => `${key}-${i}`;
+  const sim = await startSimulator({
+    port: 0,
+    keys: credentials.map((c, i) => `${keyOf(i)}@${c.id}`),
+    profile: first.profile,
+    quota: first.buckets[first.defaultBucket]?.quota ?? 10_000,
+    buckets: Object.fromEntries(
+      Object.values(first.buckets)
+        .filter((b) => b.id !== first.defaultBucket)
+        .map((b) => [b.id, b.quota]),
+    ),
+    regions,
+  });
+  try {
+    // The user's file (or the defaults) with the demo's store, cache, upstream and keys.
+    const config = parseConfig(
+      {
+        ...raw,
+        store: `sqlite:${join(dir, 'quota.db')}`,
+        cache: { path: join(dir, 'cache.db') },
+        upstream: { ...(raw['upstream'] as object | undefined), baseUrl: sim.url },
+        credentials: credentials.map((c, i) => ({
+          ...(rawCredentials(raw)[i] ?? { id: c.id }),
+          apiKeyEnv: `${DEMO_KEY_ENV}_${i}`,
+        })),
+      },
+      { env: Object.fromEntries(credentials.map((_, i) => [`${DEMO_KEY_ENV}_${i}`, keyOf(i)])) },
+    );
+    const ledger = await openLedger(config.store.url);
+    const guard = createGuard({ config, ledger, logger });
+    const jobs = openJobContext({ config, guard, logger });
+    try {
+      const credential = config.credential(first.id);
+      say(
+        `quota-guard demo: the YouTube Data API simulator on ${sim.origin} (a throwaway key, ${credential.profile} quotas)`,
+      );
+      say(
+        `ledger: embedded SQLite ${join(dir, 'quota.db')}; cache: ${join(dir, 'cache.db')} ` +
+          (kept ? '(kept)' : '(a temporary directory, removed at the end; keep it with --dir DIR)'),
+      );
+      say('');
+      say(
+        `1. trending: ${config.regions.length} regional jobs at once (${config.regions.join(' ')}), every page spent through the guard`,
+      );
+      const signal = options.signal;
+      const trending = await Promise.all(
+        config.regions.map((region) => runTrending(jobs, { region, ...(signal ? { signal } : {}) })),
+      );
+      for (const r of trending) say(indent(jobLine(r)));
+      const t = totals(trending);
+      say(
+        `   together: ${formatNumber(t.pages)} pages, ${formatNumber(t.videos)} videos (${formatNumber(jobs.cache.stats().videos)} distinct), ${formatNumber(t.units)} units of ${credential.id}/${credential.defaultBucket}`,
+      );
+      say('');
+      const backfillUnits = options.backfillUnits ?? 10;
+      const method = backfillMethod(credential);
+      say(
+        `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier)`,
+      );
+      const backfill = await runBackfill(jobs, { maxUnits: backfillUnits, ...(signal ? { signal } : {}) });
+      say(indent(jobLine(backfill)));
+      say('');
+
+      say('3. status (what `quota-guard status` prints):');
+      const status = await quotaStatus(config, ledger);
+      out.write(indent(renderStatus(status, false)));
+      const bucket = (id: string) =>
+        status.credentials.find((c) => c.id === credential.id)?.buckets.find((b) => b.id === id)?.used ?? 0;
+      const ledgerUsed = Object.keys(credential.buckets).reduce((s, b) => s + bucket(b), 0);
+      const upstreamCharged = sim.charged({ project: credential.id });
+      say('');
+
+      const top = jobs.cache.latestSnapshot(config.regions[0] ?? 'US')?.videos[0];
+      const query = sampleWord(top?.title ?? null) ?? 'music';
+      say(`4. search ${JSON.stringify(query)} in the local cache (no upstream call, no quota):`);
+      const result = jobs.cache.search(query, { limit: 3 });
+      out.write(indent(renderSearch(query, result, jobs.cache.stats().videos)));
+      say('');
+
+      const all = [...trending, backfill];
+      const exitCode = combinedExitCode(all);
+      say(
+        `the ledger recorded ${formatNumber(ledgerUsed)} units and the simulator charged ${formatNumber(upstreamCharged)}: ` +
+          (ledgerUsed === upstreamCharged ? 'they agree.' : 'they differ (see the log lines above).'),
+      );
+      say(
+        exitCode === ExitCode.OK
+          ? 'demo finished: every job done, nothing overspent.'
+          : `demo finished with exit code ${exitCode} (see the lines above).`,
+      );
+      return {
+        dir,
+        kept,
+        simulatorUrl: sim.url,
+        trending,
+        backfill,
+        status,
+        search: { query, result },
+        upstreamCharged,
+        ledgerUsed,
+        exitCode,
+      };
+    } finally {
+      await jobs.close();
+      await ledger.close();
+    }
+  } finally {
+    await sim.close();
+    if (!kept) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function indent(text: string): string {
+  return text.replace(/^(?=.)/gm, '   ');
+}
+
+/** The raw config the demo starts from (validated first, so a bad file is one line per problem). */
+function demoBase(file: string | undefined): {
+  raw: Record<string, unknown>;
+  regions: readonly string[];
+  credentials: readonly CredentialConfig[];
+} {
+  const config = loadConfig(file !== undefined ? { file } : { env: {} });
+  const raw =
+    file !== undefined ? ((YAML.parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>) : {};
+  return { raw, regions: config.regions, credentials: config.credentials };
+}
+
+function rawCredentials(raw: Record<string, unknown>): Array<Record<string, unknown>> {
+  return Array.isArray(raw['credentials']) ? (raw['credentials'] as Array<Record<string, unknown>>) : [];
+}
+
+/** The first word of at least 5 letters of a title (else its first word). */
+function sampleWord(title: string | null): string | undefined {
+  const words = (title ?? '').match(/\p{L}+/gu) ?? [];
+  return words.find((w) => w.length >= 5) ?? words[0];
+}
+
+export function register(program: Command): void {
+  configOption(
+    program
+      .command('demo')
+      .description(
+        'run the main job on embedded defaults: simulator, 8 regional jobs at once, a backfill, status and a search (no Redis, no API key)',
+      )
+      .option(
+        '--dir <dir>',
+        'keep the ledger and cache in this directory (default: a temporary one, removed)',
+      ),
+  ).action(
+    action(async (opts: { dir?: string; config?: string }) => {
+      const { signal, dispose } = abortOnSignals();
+      try {
+        const report = await runDemo({
+          ...(opts.dir !== undefined ? { dir: opts.dir } : {}),
+          ...(opts.config !== undefined ? { config: opts.config } : {}),
+          signal,
+        });
+        return report.exitCode;
+      } finally {
+        dispose();
+      }
+    }),
+  );
+}

@@ -1,0 +1,66 @@
+/**
+ * `quota-guard search <query> [--region R] [--limit N] [--json]`: search the local cache. It never
+ * calls the upstream and never spends quota; the cache is filled by `fetch` and `backfill`.
+ */
+import type { Command } from 'commander';
+import { openCache } from '../../cache/index.js';
+import type { SearchResult } from '../../cache/types.js';
+import { loadConfig } from '../../config/load.js';
+import { type ConfigOptions, configOption } from '../context.js';
+import { formatNumber } from '../format.js';
+import { action } from '../run.js';
+import { positiveInt } from './backfill.js';
+
+interface SearchCommandOptions extends ConfigOptions {
+  region?: string;
+  limit?: number;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  configOption(
+    program
+      .command('search')
+      .description('search the local cache of fetched videos (never spends quota)')
+      .argument('<query>', 'words; "a phrase", -exclude, prefix*')
+      .option('-r, --region <code>', 'only videos seen trending in this region')
+      .option('-n, --limit <n>', 'hits to show, 1-100 (default 20)', positiveInt)
+      .option('--json', 'print the result as JSON'),
+  ).action(
+    action(async (query: string, opts: SearchCommandOptions) => {
+      const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
+      const region = opts.region !== undefined ? config.region(opts.region) : undefined;
+      const cache = openCache(config.cache.path);
+      try {
+        const result = cache.search(query, {
+          ...(region !== undefined ? { region } : {}),
+          ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+        });
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify(result, null, 2)}\n`
+            : renderSearch(query, result, cache.stats().videos),
+        );
+      } finally {
+        cache.close();
+      }
+      return 0;
+    }),
+  );
+}
+
+/** Numbered hits with channel, views, regions and the matching excerpt. */
+export function renderSearch(query: string, r: SearchResult, cachedVideos: number): string {
+  if (r.hits.length === 0) {
+    return cachedVideos === 0
+      ? `no results for ${JSON.stringify(query)}: the cache is empty (run \`quota-guard fetch\` first)\n`
+      : `no results for ${JSON.stringify(query)} among ${formatNumber(cachedVideos)} cached videos\n`;
+  }
+  const lines = r.hits.map((h, i) => {
+    const views = h.viewCount === null ? '' : `${formatNumber(h.viewCount)} views, `;
+    const regions = h.regions.length ? `trending in ${h.regions.join(' ')}` : 'not seen trending';
+    return `${i + 1}. ${h.title} — ${h.channelTitle} (${views}${regions})\n   ${h.snippet}`;
+  });
+  const more = r.hasMore ? ' (more with --limit)' : '';
+  return `${lines.join('\n')}\n${r.hits.length} hit${r.hits.length === 1 ? '' : 's'}${more}, ranked by ${r.ranking}, ${r.took.toFixed(1)} ms\n`;
+}

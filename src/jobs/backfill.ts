@@ -1,0 +1,181 @@
+/**
+ * The backfill job: refreshes statistics and details of cached videos, oldest refresh first, 50 ids
+ * per call, under the backfill tier (so it stops at the headroom line and leaves the scheduled jobs
+ * their units). It calls `videos.batchGetStats` when the credential's profile gives that method its
+ * own bucket (the backfill then never competes with trending), else `videos.list` by id.
+ *
+ * Resumable: a pass over the cache is pinned to the time it started (videos refreshed after that
+ * are not due again in the same pass), and its position is a cursor stored in the cache after each
+ * batch, so the next run continues where a stopped one left off.
+ */
+import type { VideoResource } from '../cache/types.js';
+import { methodOf } from '../config/load.js';
+import type { CredentialConfig } from '../config/types.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { VideoStats } from '../upstream/schemas.js';
+import { type JobEnd, JobRun, jobCredential } from './run.js';
+import type { JobContext, JobResult, JobRunOptions } from './types.js';
+
+export type BackfillMethod = 'videos.batchGetStats' | 'videos.list';
+
+export const BACKFILL_BATCH = 50;
+/** Batches per run at most (5 million videos): a bound, not a target. */
+const MAX_BATCHES = 100_000;
+
+/** What the CLI shows while a backfill runs: a bar on a terminal, periodic log lines otherwise. */
+export interface BackfillProgress {
+  start(total: number): void;
+  update(done: number, info: { units: number; batches: number }): void;
+  stop(): void;
+}
+
+export interface BackfillOptions extends JobRunOptions {
+  /** Spend at most this many units in this run (every attempt counts); the run then ends done. */
+  maxUnits?: number;
+  /** Ids per call, 1–50 (default 50). */
+  batchSize?: number;
+  progress?: BackfillProgress;
+}
+
+/** Where a pass stands: stored in the cache as the job's cursor. */
+interface PassCursor {
+  /** When the pass started: only videos refreshed before it are due. */
+  pass: number;
+  /** The cache's position after the last batch written (null: from the start). */
+  after: string | null;
+}
+
+export function backfillCursorName(credential: string): string {
+  return `backfill:${credential}`;
+}
+
+/** `videos.batchGetStats` where the profile gives it a bucket of its own, else `videos.list`. */
+export function backfillMethod(credential: CredentialConfig): BackfillMethod {
+  const stats = credential.methods['videos.batchGetStats'];
+  const list = credential.methods['videos.list'];
+  return stats !== undefined && stats.bucket !== list?.bucket ? 'videos.batchGetStats' : 'videos.list';
+}
+
+function readCursor(raw: string | undefined): PassCursor | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as Partial<PassCursor>;
+    if (typeof v.pass === 'number' && (v.after === null || typeof v.after === 'string')) {
+      return { pass: v.pass, after: v.after };
+    }
+  } catch {
+    // Not ours (or from an older layout): start a new pass.
+  }
+  return undefined;
+}
+
+/** A `videos.batchGetStats` item as the cache's partial video resource (statistics and duration only). */
+export function statsToVideo(s: VideoStats): VideoResource {
+  return {
+    id: s.id,
+    ...(s.statistics ? { statistics: s.statistics } : {}),
+    ...(s.contentDetails ? { contentDetails: { duration: s.contentDetails.duration } } : {}),
+    ...(s.snippet ? { snippet: { publishedAt: s.snippet.publishTime } } : {}),
+  };
+}
+
+/** Refresh cached videos through the guard's backfill tier. Returns a result value; only bugs throw. */
+export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}): Promise<JobResult> {
+  let credentialId = options.credential ?? ctx.config.credentials[0]?.id ?? 'default';
+  const batchSize = options.batchSize ?? BACKFILL_BATCH;
+  const early = new JobRun(ctx, 'backfill', credentialId, options.signal);
+  try {
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BACKFILL_BATCH) {
+      throw new InvalidArgumentError('batchSize', `must be an integer from 1 to ${BACKFILL_BATCH}`);
+    }
+    if (options.maxUnits !== undefined && (!Number.isInteger(options.maxUnits) || options.maxUnits < 1)) {
+      throw new InvalidArgumentError('maxUnits', 'must be an integer >= 1');
+    }
+    credentialId = jobCredential(ctx, options.credential);
+  } catch (e) {
+    return early.guarded(() => Promise.reject(e));
+  }
+  const credential = ctx.config.credential(credentialId);
+  const method = backfillMethod(credential);
+  const cost = methodOf(credential, method).cost;
+  const run = new JobRun(ctx, 'backfill', credentialId, options.signal);
+  const cursorName = backfillCursorName(credentialId);
+  const tag = `backfill:${method}`;
+  const progress = options.progress;
+
+  try {
+    return await run.guarded(async (): Promise<JobEnd | undefined> => {
+      const client = ctx.upstream.get(credentialId);
+      const cursor = readCursor(ctx.cache.getCursor(cursorName)) ?? { pass: run.startedAt, after: null };
+      if (progress) progress.start(countDue(ctx, cursor));
+      let done = 0;
+      for (let batch = 1; batch <= MAX_BATCHES; batch++) {
+        const due = ctx.cache.videosDueForRefresh(batchSize, cursor.after, { refreshedBefore: cursor.pass });
+        if (due.ids.length === 0) {
+          ctx.cache.setCursor(cursorName, null);
+          return undefined;
+        }
+        const left = options.maxUnits === undefined ? Number.POSITIVE_INFINITY : options.maxUnits - run.units;
+        if (left < cost) {
+          return {
+            outcome: 'done',
+            reason: `spent the --max-units limit (${options.maxUnits}); the next run resumes here`,
+          };
+        }
+        const started = performance.now();
+        const got = await run.call(
+          { credential: credentialId, method, tier: 'backfill', tag },
+          async (): Promise<VideoResource[]> =>
+            method === 'videos.batchGetStats'
+              ? (await client.videosBatchGetStats(due.ids)).items.map(statsToVideo)
+              : (await client.videosListByIds(due.ids)).items,
+          { attempts: Math.max(1, Math.min(3, Math.floor(left / cost))) },
+        );
+        if (!got.ok) return got.end;
+        const written = ctx.cache.upsertVideos(got.value);
+        cursor.after = due.cursor;
+        // The whole pass is done when the cache had fewer due than a batch.
+        ctx.cache.setCursor(cursorName, due.cursor === null ? null : JSON.stringify(cursor));
+        run.pages++;
+        run.videos += got.value.length;
+        done += due.ids.length;
+        progress?.update(done, { units: run.units, batches: run.pages });
+        ctx.logger.info(
+          {
+            job: run.job,
+            credential: credentialId,
+            method,
+            batch,
+            ids: due.ids.length,
+            refreshed: got.value.length,
+            missing: due.ids.length - got.value.length,
+            updated: written.updated,
+            attempts: got.attempts,
+            units: run.units,
+            ms: Math.round(performance.now() - started),
+          },
+          'backfill batch written',
+        );
+        if (due.cursor === null) return undefined;
+        if (run.signal?.aborted)
+          return { outcome: 'aborted', reason: 'aborted after a whole batch was written' };
+      }
+      return undefined;
+    });
+  } finally {
+    progress?.stop();
+  }
+}
+
+/** Videos still due in the pass (for the progress bar's total). */
+function countDue(ctx: JobContext, cursor: PassCursor): number {
+  let n = 0;
+  let after = cursor.after;
+  for (let i = 0; i < 1_000; i++) {
+    const page = ctx.cache.videosDueForRefresh(10_000, after, { refreshedBefore: cursor.pass });
+    n += page.ids.length;
+    if (page.cursor === null) break;
+    after = page.cursor;
+  }
+  return n;
+}

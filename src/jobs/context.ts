@@ -1,0 +1,46 @@
+/**
+ * Builds a `JobContext` from the pieces a command already holds (config, guard, logger): opens the
+ * config's cache and creates the upstream clients lazily. `close` releases both.
+ */
+import { openCache } from '../cache/index.js';
+import type { Config } from '../config/types.js';
+import type { Guard } from '../guard/guard.js';
+import type { GuardLogger } from '../guard/types.js';
+import type { JobContext } from './types.js';
+import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
+
+export interface OpenJobContextOptions extends UpstreamClientsOptions {
+  /** The cache file (default: the config's `cache.path`). */
+  cachePath?: string;
+  now?: () => number;
+}
+
+export interface OpenedJobContext extends JobContext {
+  close(): Promise<void>;
+}
+
+export function openJobContext(
+  base: { config: Config; guard: Guard; logger: GuardLogger },
+  options: OpenJobContextOptions = {},
+): OpenedJobContext {
+  const cache = openCache(
+    options.cachePath ?? base.config.cache.path,
+    options.now ? { now: options.now } : {},
+  );
+  const upstream = upstreamClients(base.config, options);
+  return {
+    config: base.config,
+    guard: base.guard,
+    logger: base.logger,
+    cache,
+    upstream,
+    ...(options.now ? { now: options.now } : {}),
+    async close() {
+      try {
+        await upstream.close();
+      } finally {
+        cache.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,23 @@
+export {
+  BACKFILL_BATCH,
+  type BackfillMethod,
+  type BackfillOptions,
+  type BackfillProgress,
+  backfillCursorName,
+  backfillMethod,
+  runBackfill,
+  statsToVideo,
+} from './backfill.js';
+export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './context.js';
+export { backfillProgress, type ProgressOptions } from './progress.js';
+export { abortOnSignals, combinedExitCode, endFromError, endFromStop, type JobEnd, JobRun } from './run.js';
+export { jobJson, jobLine, totals } from './summary.js';
+export {
+  DEFAULT_MAX_PAGES,
+  PAGE_SIZE,
+  runTrending,
+  TRENDING_METHOD,
+  type TrendingOptions,
+} from './trending.js';
+export type * from './types.js';
+export { type UpstreamClientsOptions, upstreamClients } from './upstream.js';

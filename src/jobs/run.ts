@@ -1,0 +1,230 @@
+/**
+ * Plumbing every job run shares: spending each upstream request through the guard (every attempt
+ * spent, retries by the guard's retry helper), counting what the run spent, turning stops and
+ * errors into a `JobResult`, recording the run in the cache, and the exit code a process ends with.
+ */
+import { ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
+import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
+import type { JobContext, JobOutcome, JobResult } from './types.js';
+
+/** Upstream failures that mean "the upstream is not serving us right now" (exit 69), not misuse. */
+const UNAVAILABLE_CODES = new Set([
+  'QG_UPSTREAM_SERVER_ERROR',
+  'QG_UPSTREAM_TRANSPORT',
+  'QG_UPSTREAM_BAD_RESPONSE',
+  'QG_STORE_UNAVAILABLE',
+]);
+
+const OUTCOME_EXIT: Record<Exclude<JobOutcome, 'failed'>, ExitCode> = {
+  done: ExitCode.OK,
+  stopped: ExitCode.TEMPFAIL,
+  aborted: ExitCode.TEMPFAIL,
+  unavailable: ExitCode.UNAVAILABLE,
+};
+
+/** How a run ended early: what `JobRun.finish` needs besides the counters. */
+export interface JobEnd {
+  outcome: JobOutcome;
+  reason?: string;
+  resumeAt?: number;
+  stop?: Stop;
+  error?: QuotaGuardError;
+}
+
+export type PageCall<T> = { ok: true; value: T; attempts: number } | { ok: false; end: JobEnd };
+
+/** The end a guard `Stop` means for a job. */
+export function endFromStop(stop: Stop): JobEnd {
+  const outcome: JobOutcome =
+    stop.reason === 'aborted' ? 'aborted' : stop.reason === 'store-down' ? 'unavailable' : 'stopped';
+  return {
+    outcome,
+    reason: stop.message,
+    ...(outcome === 'stopped' ? { resumeAt: stop.resumeAt } : {}),
+    stop,
+  };
+}
+
+/** The end an error means for a job; undefined for anything that is not ours (a bug: rethrow it). */
+export function endFromError(e: unknown, signal?: AbortSignal): JobEnd | undefined {
+  if (!isQuotaGuardError(e)) return undefined;
+  if (signal?.aborted) return { outcome: 'aborted', reason: 'aborted', error: e };
+  const outcome: JobOutcome = UNAVAILABLE_CODES.has(e.code) ? 'unavailable' : 'failed';
+  return { outcome, reason: `${e.message} (${e.code})`, error: e };
+}
+
+/** One run of one job: counters, the guarded page call, and the result. */
+export class JobRun {
+  pages = 0;
+  units = 0;
+  failOpenUnits = 0;
+  videos = 0;
+  readonly startedAt: number;
+  readonly #now: () => number;
+
+  constructor(
+    readonly ctx: JobContext,
+    readonly job: string,
+    readonly credential: string,
+    readonly signal?: AbortSignal,
+  ) {
+    this.#now = ctx.now ?? Date.now;
+    this.startedAt = this.#now();
+  }
+
+  now(): number {
+    return this.#now();
+  }
+
+  /**
+   * One upstream request through the guard: each attempt spends (and is counted here), a request
+   * that provably never reached the upstream is refunded by the guard (and uncounted here).
+   * The request itself is not given the abort signal: a page in flight is finished, then the run
+   * stops at the page boundary. Errors that are ours become an end; bugs are thrown.
+   */
+  async call<T>(args: SpendArgs, request: () => Promise<T>, options: CallOptions = {}): Promise<PageCall<T>> {
+    if (this.signal?.aborted) return { ok: false, end: { outcome: 'aborted', reason: 'aborted' } };
+    try {
+      const r = await this.ctx.guard.call(
+        args,
+        async ({ spend }) => {
+          this.units += spend.cost;
+          const failOpen = spend.reason === 'fail-open';
+          if (failOpen) this.failOpenUnits += spend.cost;
+          try {
+            return await request();
+          } catch (e) {
+            // The guard refunds a request that never reached the upstream (not a fail-open one: it was never recorded).
+            if ((e as { reached?: unknown }).reached === 'never' && isQuotaGuardError(e)) {
+              this.units -= spend.cost;
+              if (failOpen) this.failOpenUnits -= spend.cost;
+            }
+            throw e;
+          }
+        },
+        { ...options, ...(this.signal ? { signal: this.signal } : {}) },
+      );
+      if (!r.ok) return { ok: false, end: endFromStop(r) };
+      return { ok: true, value: r.value, attempts: r.attempts };
+    } catch (e) {
+      const end = endFromError(e, this.signal);
+      if (end === undefined) throw e;
+      return { ok: false, end };
+    }
+  }
+
+  /** The run's result; also recorded in the cache (a cache that cannot be written is logged, not thrown). */
+  finish(end: JobEnd = { outcome: 'done' }): JobResult {
+    const finishedAt = this.#now();
+    const exitCode = end.outcome === 'failed' ? exitCodeFor(end.error) : OUTCOME_EXIT[end.outcome];
+    const result: JobResult = {
+      job: this.job,
+      credential: this.credential,
+      outcome: end.outcome,
+      exitCode,
+      pages: this.pages,
+      units: this.units,
+      failOpenUnits: this.failOpenUnits,
+      videos: this.videos,
+      startedAt: this.startedAt,
+      finishedAt,
+      ...(end.reason !== undefined ? { reason: end.reason } : {}),
+      ...(end.resumeAt !== undefined ? { resumeAt: end.resumeAt } : {}),
+      ...(end.stop !== undefined ? { stop: end.stop } : {}),
+      ...(end.error !== undefined ? { errorCode: end.error.code } : {}),
+    };
+    try {
+      this.ctx.cache.recordRun({
+        job: this.job,
+        startedAt: this.startedAt,
+        finishedAt,
+        outcome: end.outcome === 'done' ? 'ok' : end.outcome === 'failed' ? 'failed' : 'stopped',
+        pages: this.pages,
+        videos: this.videos,
+        units: this.units,
+        ...(end.reason !== undefined ? { detail: end.reason.slice(0, 500) } : {}),
+      });
+    } catch (e) {
+      if (!isQuotaGuardError(e)) throw e;
+      this.ctx.logger.warn(
+        { job: this.job, code: e.code },
+        `could not record the run in the cache: ${e.message}`,
+      );
+    }
+    const log = {
+      job: this.job,
+      credential: this.credential,
+      outcome: result.outcome,
+      exitCode,
+      pages: result.pages,
+      units: result.units,
+      failOpenUnits: result.failOpenUnits,
+      videos: result.videos,
+      ms: finishedAt - this.startedAt,
+      ...(result.resumeAt !== undefined ? { resumeAt: new Date(result.resumeAt).toISOString() } : {}),
+      ...(result.errorCode !== undefined ? { code: result.errorCode } : {}),
+    };
+    const msg = `${this.job} ${result.outcome}${result.reason ? `: ${result.reason}` : ''}`;
+    if (result.outcome === 'done') this.ctx.logger.info(log, msg);
+    else this.ctx.logger.warn(log, msg);
+    return result;
+  }
+
+  /** Run `body`; an error that is ours ends the run as a result, a bug is thrown. */
+  async guarded(body: () => Promise<JobEnd | undefined>): Promise<JobResult> {
+    let end: JobEnd | undefined;
+    try {
+      end = await body();
+    } catch (e) {
+      end = endFromError(e, this.signal);
+      if (end === undefined) throw e;
+    }
+    return this.finish(end);
+  }
+}
+
+/** The credential a job spends: the one asked for (checked), else the config's first. */
+export function jobCredential(ctx: JobContext, credential: string | undefined): string {
+  if (credential !== undefined) return ctx.config.credential(credential).id;
+  const first = ctx.config.credentials[0];
+  if (first === undefined) throw new Error('config has no credentials');
+  return first.id;
+}
+
+/**
+ * One exit code for several runs (e.g. 8 regions): a configuration or software failure first, then
+ * unavailable (69), then stopped (75), else 0.
+ */
+export function combinedExitCode(results: readonly JobResult[]): ExitCode {
+  const codes = results.map((r) => r.exitCode);
+  for (const c of [ExitCode.CONFIG, ExitCode.SOFTWARE, ExitCode.USAGE, ExitCode.DATAERR]) {
+    if (codes.includes(c)) return c;
+  }
+  if (codes.includes(ExitCode.UNAVAILABLE)) return ExitCode.UNAVAILABLE;
+  if (codes.includes(ExitCode.TEMPFAIL)) return ExitCode.TEMPFAIL;
+  return ExitCode.OK;
+}
+
+/**
+ * SIGINT/SIGTERM abort the returned signal (jobs then finish or abandon the page in flight and
+ * stop); a second signal calls `onForce` (the CLI exits 130 at once). `dispose` removes the handlers.
+ */
+export function abortOnSignals(onForce: () => void = () => process.exit(130)): {
+  signal: AbortSignal;
+  dispose: () => void;
+} {
+  const controller = new AbortController();
+  const handler = () => {
+    if (controller.signal.aborted) onForce();
+    else controller.abort();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The job API's public types. A job run returns a `JobResult` value whatever happens to it (done,
+ * stopped by the budget, aborted, store or upstream unavailable, misconfigured); only bugs throw.
+ * The CLI maps `exitCode` to the process exit code; the scheduler and drills read the rest.
+ */
+import type { Cache } from '../cache/index.js';
+import type { Config } from '../config/types.js';
+import type { ErrorCode, ExitCode } from '../errors.js';
+import type { Guard } from '../guard/guard.js';
+import type { GuardLogger, Stop } from '../guard/types.js';
+import type { YouTubeClient } from '../upstream/client.js';
+
+/**
+ * - `done`: the job did all its work (or all it was asked to, e.g. `maxUnits`) — exit 0;
+ * - `stopped`: the budget said stop (denied with a Retry-After above maxSleep, a blocked bucket, an
+ *   upstream quotaExceeded or a long rate limit) — exit 75, run again later;
+ * - `aborted`: SIGINT/SIGTERM (the page in flight was finished or abandoned, never half-written) — exit 75;
+ * - `unavailable`: the ledger store is down for a fail-closed call, the cache cannot be written, or
+ *   the upstream kept failing (5xx, transport) — exit 69;
+ * - `failed`: a configuration problem (missing API key, unknown region or credential, a key the
+ *   upstream rejects) — exit 78, or a request the upstream refused as malformed — exit 70.
+ */
+export type JobOutcome = 'done' | 'stopped' | 'aborted' | 'unavailable' | 'failed';
+
+export interface JobResult {
+  /** `trending:US`, `trending:US:10` (one category), `backfill`. */
+  job: string;
+  credential: string;
+  outcome: JobOutcome;
+  exitCode: ExitCode;
+  /** Upstream pages (or id batches) fetched and written to the cache. */
+  pages: number;
+  /** Units spent through the guard by this run: every attempt, refunds deducted, fail-open spends included. */
+  units: number;
+  /** Of `units`, those spent while the ledger store was down (allowed unrecorded, fail-open). */
+  failOpenUnits: number;
+  /** Videos written to the cache. */
+  videos: number;
+  startedAt: number;
+  finishedAt: number;
+  /** One line: why the run ended early (absent when done without remark). Never holds a secret. */
+  reason?: string;
+  /** Epoch ms from which a run can succeed again (for `stopped`). */
+  resumeAt?: number;
+  /** The guard's stop, when the budget ended the run. */
+  stop?: Stop;
+  /** The error code, when an error ended the run. */
+  errorCode?: ErrorCode;
+}
+
+/** Where a job's upstream clients come from: one per credential (its API key is read on first use). */
+export interface UpstreamClients {
+  /** The client for a credential. Throws ConfigError (QG_MISSING_API_KEY) when its key variable is unset. */
+  get(credentialId: string): YouTubeClient;
+  close(): Promise<void>;
+}
+
+/** The shared pieces every job run uses; one set can serve many concurrent runs in one process. */
+export interface JobContext {
+  config: Config;
+  guard: Guard;
+  cache: Cache;
+  upstream: UpstreamClients;
+  /** One structured line per page, and the end of each run (pino in the CLI, to stderr). */
+  logger: GuardLogger;
+  /** The clock (default `Date.now`). */
+  now?: () => number;
+}
+
+export interface JobRunOptions {
+  /** The credential to spend (default: the first one in the config). */
+  credential?: string;
+  /** Aborting ends the run at the next page boundary (a sleep in the guard is cut short). */
+  signal?: AbortSignal;
+}
