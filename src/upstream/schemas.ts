@@ -27,6 +27,18 @@ export const PageInfoSchema = z.object({
 
 const Localized = z.object({ title: z.string(), description: z.string() });
 
+/** A list answer: kind, etag, page tokens, pageInfo and the items. */
+function pagedList<K extends string, T extends z.ZodType>(kind: K, item: T) {
+  return z.object({
+    kind: z.literal(kind),
+    etag: z.string(),
+    nextPageToken: z.string().optional(),
+    prevPageToken: z.string().optional(),
+    pageInfo: PageInfoSchema,
+    items: z.array(item),
+  });
+}
+
 export const VideoSnippetSchema = z.object({
   publishedAt: z.iso.datetime({ offset: true }),
   channelId: z.string(),
@@ -73,14 +85,7 @@ export const VideoSchema = z.object({
   statistics: VideoStatisticsSchema,
 });
 
-export const VideoListResponseSchema = z.object({
-  kind: z.literal('youtube#videoListResponse'),
-  etag: z.string(),
-  nextPageToken: z.string().optional(),
-  prevPageToken: z.string().optional(),
-  pageInfo: PageInfoSchema,
-  items: z.array(VideoSchema),
-});
+export const VideoListResponseSchema = pagedList('youtube#videoListResponse', VideoSchema);
 
 /** One item of `videos.batchGetStats` (a `youtube#videoStats` resource). */
 export const VideoStatsSchema = z.object({
@@ -135,13 +140,7 @@ export const ChannelSchema = z.object({
   }),
 });
 
-export const ChannelListResponseSchema = z.object({
-  kind: z.literal('youtube#channelListResponse'),
-  etag: z.string(),
-  nextPageToken: z.string().optional(),
-  pageInfo: PageInfoSchema,
-  items: z.array(ChannelSchema),
-});
+export const ChannelListResponseSchema = pagedList('youtube#channelListResponse', ChannelSchema);
 
 export const SearchResultSchema = z.object({
   kind: z.literal('youtube#searchResult'),
@@ -164,14 +163,8 @@ export const SearchResultSchema = z.object({
   }),
 });
 
-export const SearchListResponseSchema = z.object({
-  kind: z.literal('youtube#searchListResponse'),
-  etag: z.string(),
-  nextPageToken: z.string().optional(),
-  prevPageToken: z.string().optional(),
+export const SearchListResponseSchema = pagedList('youtube#searchListResponse', SearchResultSchema).extend({
   regionCode: z.string().optional(),
-  pageInfo: PageInfoSchema,
-  items: z.array(SearchResultSchema),
 });
 
 /** Google's error envelope. Lenient: only what the client classifies by is required. */

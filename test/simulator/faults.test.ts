@@ -1,39 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type Simulator,
-  type SimulatorOptions,
-  simulatorControl,
-  startSimulator,
-} from '../../src/simulator/index.js';
-import { createYouTubeClient, UpstreamError, type YouTubeClient } from '../../src/upstream/index.js';
-import { get, JAN_15, KEY } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorControl, startSimulator } from '../../src/simulator/index.js';
+import { get, JAN_15, KEY, outcome, useSimulators } from './helpers.js';
 
-const open: Array<{ sim: Simulator; client: YouTubeClient }> = [];
-
-async function setup(options: SimulatorOptions = {}, clientTimeouts = {}) {
-  const sim = await startSimulator({ keys: [`${KEY}@p`], now: () => JAN_15, ...options });
-  const client = createYouTubeClient({ baseUrl: sim.url, apiKey: KEY, timeouts: clientTimeouts });
-  open.push({ sim, client });
-  return { sim, client };
-}
-
-afterEach(async () => {
-  for (const { sim, client } of open.splice(0)) {
-    await client.close();
-    await sim.close();
-  }
-});
-
-async function outcome(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    if (e instanceof UpstreamError)
-      return e.code === 'QG_UPSTREAM_TRANSPORT' ? `transport:${e.reached}` : e.code;
-    throw e;
-  }
-}
+const setup = useSimulators({ keys: [`${KEY}@p`], now: () => JAN_15 });
 
 describe('fault injection', () => {
   it('adds latency to every answer', async () => {
@@ -87,7 +56,7 @@ describe('fault injection', () => {
   });
 
   it('hangs queued requests until the client gives up', async () => {
-    const { sim, client } = await setup({}, { headersMs: 300 });
+    const { sim, client } = await setup({}, { timeouts: { headersMs: 300 } });
     sim.faults.next('hang', 2);
     expect(await outcome(client.videoCategoriesList({ regionCode: 'US' }))).toBe('transport:maybe');
     expect(await outcome(client.videoCategoriesList({ regionCode: 'US' }))).toBe('transport:maybe');

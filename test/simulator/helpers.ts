@@ -1,5 +1,12 @@
 import { request } from 'undici';
-import type { Simulator } from '../../src/simulator/index.js';
+import { afterEach } from 'vitest';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import {
+  createYouTubeClient,
+  UpstreamError,
+  type YouTubeClient,
+  type YouTubeClientOptions,
+} from '../../src/upstream/index.js';
 
 /** Raw JSON of an API answer; tests read into it freely. */
 // biome-ignore lint/suspicious/noExplicitAny: arbitrary JSON answers, asserted field by field
@@ -46,4 +53,32 @@ export async function walkChart(
     if (pages.length > 100) throw new Error('pagination does not end');
   } while (pageToken);
   return { pages, ids: pages.flatMap((p) => p.items.map((v: { id: string }) => v.id)) };
+}
+
+/** A starter of simulators, each with a client on KEY, all closed after each test. */
+export function useSimulators(defaults: SimulatorOptions = {}) {
+  const open: Array<{ sim: Simulator; client: YouTubeClient }> = [];
+  afterEach(async () => {
+    for (const { sim, client } of open.splice(0)) {
+      await client.close();
+      await sim.close();
+    }
+  });
+  return async (options: SimulatorOptions = {}, clientOptions: Partial<YouTubeClientOptions> = {}) => {
+    const sim = await startSimulator({ ...defaults, ...options });
+    const client = createYouTubeClient({ baseUrl: sim.url, apiKey: KEY, ...clientOptions });
+    open.push({ sim, client });
+    return { sim, client };
+  };
+}
+
+/** 'ok', the error code, or `transport:<reached>` for a transport failure. */
+export async function outcome(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    if (!(e instanceof UpstreamError)) throw e;
+    return e.code === 'QG_UPSTREAM_TRANSPORT' ? `transport:${e.reached}` : e.code;
+  }
 }

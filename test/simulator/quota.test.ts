@@ -1,33 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient, UpstreamError, type YouTubeClient } from '../../src/upstream/index.js';
-import { get, JAN_15, KEY } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { createYouTubeClient } from '../../src/upstream/index.js';
+import { get, JAN_15, KEY, outcome, useSimulators } from './helpers.js';
 
-const open: Array<{ sim: Simulator; client: YouTubeClient }> = [];
-
-async function setup(options: SimulatorOptions, apiKey = KEY) {
-  const sim = await startSimulator(options);
-  const client = createYouTubeClient({ baseUrl: sim.url, apiKey });
-  open.push({ sim, client });
-  return { sim, client };
-}
-
-afterEach(async () => {
-  for (const { sim, client } of open.splice(0)) {
-    await client.close();
-    await sim.close();
-  }
-});
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    if (e instanceof UpstreamError) return e.code;
-    throw e;
-  }
-}
+const setup = useSimulators();
+const code = outcome;
 
 const sumLog = (sim: Simulator, filter: { project?: string; bucket?: string } = {}) =>
   sim.requests
