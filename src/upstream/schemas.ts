@@ -27,15 +27,17 @@ export const PageInfoSchema = z.object({
 
 const Localized = z.object({ title: z.string(), description: z.string() });
 
-/** A list answer: kind, etag, page tokens, pageInfo and the items. */
+/** A list answer: kind, etag and the items. */
+function list<K extends string, T extends z.ZodType>(kind: K, item: T) {
+  return z.object({ kind: z.literal(kind), etag: z.string(), items: z.array(item) });
+}
+
+/** A list answer with page tokens and pageInfo. */
 function pagedList<K extends string, T extends z.ZodType>(kind: K, item: T) {
-  return z.object({
-    kind: z.literal(kind),
-    etag: z.string(),
+  return list(kind, item).extend({
     nextPageToken: z.string().optional(),
     prevPageToken: z.string().optional(),
     pageInfo: PageInfoSchema,
-    items: z.array(item),
   });
 }
 
@@ -99,11 +101,7 @@ export const VideoStatsSchema = z.object({
   contentDetails: z.object({ duration: Duration, durationMillis: Count.optional() }).optional(),
 });
 
-export const BatchGetStatsResponseSchema = z.object({
-  kind: z.literal('youtube#batchGetStatsResponse'),
-  etag: z.string(),
-  items: z.array(VideoStatsSchema),
-});
+export const BatchGetStatsResponseSchema = list('youtube#batchGetStatsResponse', VideoStatsSchema);
 
 export const VideoCategorySchema = z.object({
   kind: z.literal('youtube#videoCategory'),
@@ -112,11 +110,7 @@ export const VideoCategorySchema = z.object({
   snippet: z.object({ title: z.string(), assignable: z.boolean(), channelId: z.string() }),
 });
 
-export const VideoCategoryListResponseSchema = z.object({
-  kind: z.literal('youtube#videoCategoryListResponse'),
-  etag: z.string(),
-  items: z.array(VideoCategorySchema),
-});
+export const VideoCategoryListResponseSchema = list('youtube#videoCategoryListResponse', VideoCategorySchema);
 
 export const ChannelSchema = z.object({
   kind: z.literal('youtube#channel'),
