@@ -9,6 +9,7 @@ import { register as backfill } from './commands/backfill.js';
 import { register as demo } from './commands/demo.js';
 import { register as fetch } from './commands/fetch.js';
 import { register as search } from './commands/search.js';
+import { register as plan } from './commands/plan.js';
 import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';

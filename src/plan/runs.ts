@@ -1,0 +1,124 @@
+/**
+ * When a cron schedule runs, as epoch ms, and how much a set of runs can spend in a window.
+ *
+ * node-cron parses the expression and decides whether a day matches (its own `match`, so day-of-month
+ * and day-of-week rules mean exactly what they mean to the scheduler); the times within a day come
+ * from the parsed fields, laid out with Luxon in the schedule's time zone so that daylight-saving days
+ * (23 or 25 hours) are counted as the scheduler will run them.
+ */
+import { DateTime } from 'luxon';
+import { createTask, parse } from 'node-cron';
+import { InvalidArgumentError } from '../errors.js';
+
+const DAY_MS = 86_400_000;
+/** Runs enumerated for one schedule at most (a schedule every second over 8 days is 691,200). */
+const MAX_RUNS = 2_000_000;
+
+/** A spend at one instant: `units` at `at` (epoch ms). */
+export interface Spend {
+  at: number;
+  units: number;
+}
+
+/** Epoch ms of every run of `cron` (in `timeZone`) within [fromMs, toMs), in order. */
+export function cronRuns(cron: string, timeZone: string, fromMs: number, toMs: number): number[] {
+  let fields: ReturnType<typeof parse>;
+  try {
+    fields = parse(cron);
+  } catch (e) {
+    throw new InvalidArgumentError('cron', `'${cron}' is not a valid cron expression`, { cause: e });
+  }
+  // Only `match` is used: the task is never started, so it holds no timer.
+  const task = createTask(cron, () => undefined, { timezone: timeZone });
+  const { hour: hours, minute: minutes, second: seconds } = fields;
+  const perDay = hours.length * minutes.length * seconds.length;
+  const out: number[] = [];
+  let day = DateTime.fromMillis(fromMs, { zone: timeZone }).startOf('day');
+  if (!day.isValid) throw new InvalidArgumentError('timeZone', `unknown time zone '${timeZone}'`);
+  while (day.toMillis() < toMs) {
+    const start = day.toMillis();
+    const next = day.plus({ days: 1 }).startOf('day');
+    if (dayMatches(task, day, hours, minutes, seconds)) {
+      if (out.length + perDay > MAX_RUNS) {
+        throw new InvalidArgumentError('cron', `'${cron}' runs too often to be planned (over ${MAX_RUNS})`);
+      }
+      const uniform = next.toMillis() - start === DAY_MS;
+      for (const h of hours)
+        for (const m of minutes)
+          for (const s of seconds) {
+            if (uniform) {
+              push(out, start + (h * 3600 + m * 60 + s) * 1000, fromMs, toMs);
+              continue;
+            }
+            // A daylight-saving day: a local time may not exist (skipped) or exist twice (both run).
+            const t = DateTime.fromObject(
+              { year: day.year, month: day.month, day: day.day, hour: h, minute: m, second: s },
+              { zone: timeZone },
+            );
+            if (t.hour !== h || t.minute !== m) continue;
+            push(out, t.toMillis(), fromMs, toMs);
+            for (const again of [t.minus({ hours: 1 }), t.plus({ hours: 1 })])
+              if (again.hour === h && again.minute === m && again.day === day.day)
+                push(out, again.toMillis(), fromMs, toMs);
+          }
+    }
+    day = next;
+  }
+  return out.sort((a, b) => a - b);
+}
+
+function push(out: number[], t: number, fromMs: number, toMs: number): void {
+  if (t >= fromMs && t < toMs) out.push(t);
+}
+
+/** Whether node-cron runs on this day at all: probe one of its run times that exists that day. */
+function dayMatches(
+  task: ReturnType<typeof createTask>,
+  day: DateTime,
+  hours: number[],
+  minutes: number[],
+  seconds: number[],
+): boolean {
+  for (const h of hours) {
+    const t = day.set({ hour: h, minute: minutes[0] ?? 0, second: seconds[0] ?? 0, millisecond: 0 });
+    if (t.hour === h) return task.match(new Date(t.toMillis()));
+  }
+  return false;
+}
+
+/** The most units spent within any `windowMs` (a sliding window) by `spends`, sorted by time. */
+export function maxInWindow(
+  spends: readonly Spend[],
+  windowMs: number,
+  lastStart = Number.POSITIVE_INFINITY,
+): number {
+  let best = 0;
+  let sum = 0;
+  let j = 0;
+  for (let i = 0; i < spends.length; i++) {
+    const s = spends[i]!;
+    if (s.at > lastStart) break;
+    while (j < spends.length && spends[j]!.at < s.at + windowMs) sum += spends[j++]!.units;
+    best = Math.max(best, sum);
+    sum -= s.units;
+  }
+  return best;
+}
+
+/** The most units spent within one calendar day of `timeZone`, over the whole days in [fromMs, toMs). */
+export function maxInDay(spends: readonly Spend[], timeZone: string, fromMs: number, toMs: number): number {
+  const byDay = new Map<number, number>();
+  for (const s of spends) {
+    const start = DateTime.fromMillis(s.at, { zone: timeZone }).startOf('day');
+    if (start.toMillis() < fromMs || start.plus({ days: 1 }).toMillis() > toMs) continue;
+    byDay.set(start.toMillis(), (byDay.get(start.toMillis()) ?? 0) + s.units);
+  }
+  let best = 0;
+  for (const v of byDay.values()) best = Math.max(best, v);
+  return best;
+}
+
+/** Merge several time-sorted spend lists into one. */
+export function mergeSpends(lists: ReadonlyArray<readonly Spend[]>): Spend[] {
+  return lists.flat().sort((a, b) => a.at - b.at);
+}
