@@ -23,6 +23,7 @@ import type {
   ExpectedSpendConfig,
   Tier,
 } from '../config/types.js';
+import { backfillMethod } from '../jobs/backfill.js';
 import { cronRuns, maxInDay, maxInWindow, mergeSpends, type Spend } from './runs.js';
 
 const DAY_MS = 86_400_000;
@@ -103,14 +104,6 @@ export interface PlanOptions {
 /** The credential the trending and backfill jobs spend: the first one configured. */
 export function jobsCredential(config: Config): CredentialConfig {
   return config.credentials[0]!;
-}
-
-/** The method the backfill refreshes through: `videos.batchGetStats` where it has a bucket of its own. */
-export function backfillMethod(credential: CredentialConfig): string {
-  const stats = credential.methods['videos.batchGetStats'];
-  return stats !== undefined && stats.bucket !== credential.methods['videos.list']?.bucket
-    ? 'videos.batchGetStats'
-    : 'videos.list';
 }
 
 interface Source {
