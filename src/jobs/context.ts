@@ -6,6 +6,7 @@ import { openCache } from '../cache/index.js';
 import type { Config } from '../config/types.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
+import type { UpstreamLogger } from '../upstream/client.js';
 import type { JobContext } from './types.js';
 import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
 
@@ -27,7 +28,12 @@ export function openJobContext(
     options.cachePath ?? base.config.cache.path,
     options.now ? { now: options.now } : {},
   );
-  const upstream = upstreamClients(base.config, options);
+  // A pino logger serves the upstream client too (redacted request lines at debug, failures at warn).
+  const asUpstream = base.logger as Partial<UpstreamLogger>;
+  const upstream = upstreamClients(base.config, {
+    ...(typeof asUpstream.debug === 'function' ? { logger: base.logger as unknown as UpstreamLogger } : {}),
+    ...options,
+  });
   return {
     config: base.config,
     guard: base.guard,

@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillCursorName, backfillProgress, runBackfill, runTrending } from '../../src/jobs/index.js';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { capture } from '../guard/helpers.js';
+import { type Rig, rig, used } from './helpers.js';
+
+let sim: Simulator;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+/** Fill the cache with one region's chart; returns the cached ids. */
+async function seed(r: Rig, region = 'US'): Promise<string[]> {
+  const t = await runTrending(r, { region });
+  expect(t.outcome).toBe('done');
+  return r.cache.latestSnapshot(region)!.videos.map((v) => v.id);
+}
+
+function requestsOf(method: string, since: number): number {
+  return sim.requests.filter((q) => q.seq > since && q.method === method).length;
+}
+
+describe('backfill job', () => {
+  it('refreshes every cached video through videos.batchGetStats (its own bucket) and clears its cursor', async () => {
+    const r = await rig({ sim });
+    try {
+      const ids = await seed(r);
+      const before = Math.max(...ids.map((id) => r.cache.getVideo(id)!.lastRefreshed));
+      const seq = sim.requests.at(-1)!.seq;
+      const result = await runBackfill(r);
+      const calls = Math.ceil(ids.length / 50);
+      expect(result).toMatchObject({
+        job: 'backfill',
+        outcome: 'done',
+        exitCode: 0,
+        pages: calls,
+        units: calls,
+      });
+      expect(result.videos).toBe(ids.length);
+      expect(requestsOf('videos.batchGetStats', seq)).toBe(calls);
+      expect(requestsOf('videos.list', seq)).toBe(0);
+      // It never competed with trending: the shared bucket holds only the 4 trending pages.
+      expect(await used(r, 'videos.batchGetStats')).toBe(calls);
+      expect(await used(r, 'units')).toBe(4);
+      for (const id of ids) expect(r.cache.getVideo(id)!.lastRefreshed).toBeGreaterThanOrEqual(before);
+      expect(r.cache.getCursor(backfillCursorName('default'))).toBeUndefined();
+      const lines = r.log.lines.filter((l) => l.msg === 'backfill batch written');
+      expect(lines).toHaveLength(calls);
+      expect(lines[0]?.obj).toMatchObject({
+        method: 'videos.batchGetStats',
+        ids: 50,
+        refreshed: 50,
+        missing: 0,
+      });
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('uses videos.list by id under the classic profile, where there is no batchGetStats bucket', async () => {
+    const classic = await startSimulator({ port: 0, profile: 'youtube-classic' });
+    const r = await rig({
+      sim: classic,
+      config: { credentials: [{ id: 'legacy', profile: 'youtube-classic' }] },
+    });
+    try {
+      const ids = await seed(r, 'CA');
+      const seq = classic.requests.at(-1)!.seq;
+      const result = await runBackfill(r);
+      expect(result).toMatchObject({ outcome: 'done', credential: 'legacy', videos: ids.length });
+      const listCalls = classic.requests.filter((q) => q.seq > seq && q.method === 'videos.list').length;
+      expect(listCalls).toBe(Math.ceil(ids.length / 50));
+      expect(await used(r, 'units')).toBe(4 + listCalls);
+    } finally {
+      await r.close();
+      await classic.close();
+    }
+  });
+
+  it('resumes where a run capped by --max-units stopped, refreshing no video twice in a pass', async () => {
+    const r = await rig({ sim });
+    try {
+      const ids = await seed(r, 'AU');
+      const seq = sim.requests.at(-1)!.seq;
+      const first = await runBackfill(r, { maxUnits: 2 });
+      expect(first).toMatchObject({ outcome: 'done', exitCode: 0, pages: 2, units: 2, videos: 100 });
+      expect(first.reason).toMatch(/--max-units/);
+      const cursor = r.cache.getCursor(backfillCursorName('default'));
+      expect(cursor).toBeDefined();
+
+      // The next run: a new process would read the same cursor from the cache.
+      const second = await runBackfill(r);
+      expect(second).toMatchObject({ outcome: 'done', videos: ids.length - 100 });
+      expect(requestsOf('videos.batchGetStats', seq)).toBe(Math.ceil(ids.length / 50));
+      expect(r.cache.getCursor(backfillCursorName('default'))).toBeUndefined();
+
+      // A finished pass starts a new one next time.
+      const third = await runBackfill(r, { maxUnits: 1 });
+      expect(third).toMatchObject({ outcome: 'done', pages: 1, videos: 50 });
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('stops with 75 at the headroom line and leaves the units above it to scheduled jobs', async () => {
+    const classic = await startSimulator({ port: 0, profile: 'youtube-classic' });
+    // quota 20, reserve 1, headroom 10: backfill ceiling 9, scheduled ceiling 19.
+    const r = await rig({
+      sim: classic,
+      config: {
+        credentials: [
+          {
+            id: 'legacy',
+            profile: 'youtube-classic',
+            buckets: { units: { quota: 20, reserve: 1, backfillHeadroom: 10 } },
+          },
+        ],
+      },
+    });
+    try {
+      await seed(r, 'BR'); // 4 units
+      const backfill = await runBackfill(r, { batchSize: 10 });
+      expect(backfill).toMatchObject({ outcome: 'stopped', exitCode: 75, units: 5, pages: 5 });
+      expect(backfill.stop).toMatchObject({ reason: 'budget', tier: 'backfill', remaining: 0 });
+      expect(await used(r, 'units')).toBe(9);
+      // The scheduled tier still has its 10 units: a whole chart (4 pages) fits.
+      const trending = await runTrending(r, { region: 'US' });
+      expect(trending).toMatchObject({ outcome: 'done', units: 4 });
+      // The stopped backfill left its cursor: the next run resumes after the 50 videos it did.
+      expect(r.cache.getCursor(backfillCursorName('legacy'))).toBeDefined();
+    } finally {
+      await r.close();
+      await classic.close();
+    }
+  });
+
+  it('rejects a bad --max-units as a value, not a throw', async () => {
+    const r = await rig({ sim });
+    try {
+      expect(await runBackfill(r, { maxUnits: 0 })).toMatchObject({
+        outcome: 'failed',
+        exitCode: 64,
+        errorCode: 'QG_INVALID_ARGUMENT',
+      });
+    } finally {
+      await r.close();
+    }
+  });
+});
+
+describe('backfill progress', () => {
+  it('logs a line per interval and a last one at the end when the output is not a terminal', () => {
+    const log = capture();
+    let t = 0;
+    const p = backfillProgress({ tty: false, logger: log, intervalMs: 10_000, now: () => t });
+    p.start(200);
+    p.update(50, { units: 1, batches: 1 });
+    t = 10_000;
+    p.update(100, { units: 2, batches: 2 });
+    t = 12_000;
+    p.update(150, { units: 3, batches: 3 });
+    p.stop();
+    expect(log.lines.map((l) => l.msg)).toEqual([
+      'backfill progress: 100/200 videos',
+      'backfill progress: 150/200 videos',
+    ]);
+  });
+});

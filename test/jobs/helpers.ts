@@ -1,0 +1,113 @@
+/**
+ * Job test rig: the simulator on loopback, a real ledger (SQLite file or the private Redis), a real
+ * cache file, and a config pointing at them. The API key lives only in the config's env object.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openCache } from '../../src/cache/index.js';
+import { parseConfig } from '../../src/config/index.js';
+import type { Config } from '../../src/config/types.js';
+import { bucketWindow, createGuard, type Guard } from '../../src/guard/index.js';
+import type { JobContext } from '../../src/jobs/index.js';
+import { upstreamClients } from '../../src/jobs/upstream.js';
+import { openLedger } from '../../src/ledger/index.js';
+import type { Ledger } from '../../src/ledger/types.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import { type Captured, capture } from '../guard/helpers.js';
+
+export const tmp = mkdtempSync(join(tmpdir(), 'qg-jobs-'));
+let seq = 0;
+
+export const KEY_ENV = 'QG_TEST_API_KEY';
+
+/** A fresh path under the test's temp directory. */
+export function tmpPath(name: string): string {
+  return join(tmp, `${seq++}-${name}`);
+}
+
+export interface Rig extends JobContext {
+  sim: Simulator;
+  key: string;
+  ledger: Ledger;
+  guard: Guard;
+  log: Captured;
+  /** Closes everything the rig opened (the simulator only when the rig started it). */
+  close(): Promise<void>;
+}
+
+export interface RigOptions {
+  /** Raw config (store, cache and upstream are filled in unless given). */
+  config?: Record<string, unknown>;
+  /** A ledger URL (default: a fresh SQLite file). */
+  store?: string;
+  keyPrefix?: string;
+  sim?: Simulator;
+  simOptions?: SimulatorOptions;
+  key?: string;
+  /** Put no API key in the env. */
+  noKey?: boolean;
+}
+
+/** A distinctive key, so a test can grep output for it. */
+export function secretKey(): string {
+  return `sk-test-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
+}
+
+export async function rig(options: RigOptions = {}): Promise<Rig> {
+  const key = options.key ?? secretKey();
+  const ownSim = options.sim === undefined;
+  const sim = options.sim ?? (await startSimulator({ port: 0, ...options.simOptions }));
+  const raw = options.config ?? {};
+  const config: Config = parseConfig(
+    {
+      cache: { path: tmpPath('cache.db') },
+      ...raw,
+      upstream: { baseUrl: sim.url, timeout: '5s', ...(raw['upstream'] as object | undefined) },
+      credentials: (raw['credentials'] as Array<Record<string, unknown>> | undefined)?.map((c) => ({
+        apiKeyEnv: KEY_ENV,
+        ...c,
+      })) ?? [{ id: 'default', apiKeyEnv: KEY_ENV }],
+    },
+    { env: options.noKey ? {} : { [KEY_ENV]: key } },
+  );
+  const ledger = await openLedger(options.store ?? `sqlite:${tmpPath('ledger.db')}`, {
+    ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
+  });
+  const log = capture();
+  const guard = createGuard({ config, ledger, logger: log, onEvent: log.onEvent });
+  const cache = openCache(config.cache.path);
+  const upstream = upstreamClients(config);
+  return {
+    config,
+    guard,
+    cache,
+    upstream,
+    logger: log,
+    sim,
+    key,
+    ledger,
+    log,
+    async close() {
+      await upstream.close();
+      cache.close();
+      await ledger.close();
+      if (ownSim) await sim.close();
+    },
+  };
+}
+
+/** Units a bucket of a credential has spent in the ledger now. */
+export async function used(
+  r: Rig,
+  bucket = 'units',
+  credential = r.config.credentials[0]!.id,
+): Promise<number> {
+  const c = r.config.credential(credential);
+  return (await r.ledger.peek(bucketWindow(c, c.buckets[bucket]!, Date.now()))).used;
+}
+
+/** Everything a rig logged, as one string (to grep for secrets). */
+export function logText(r: Rig): string {
+  return JSON.stringify(r.log.lines);
+}
