@@ -6,23 +6,26 @@
     KEYS[1] meta
     ARGV[1] blockedUntilMs    ARGV[2] reason
 
-  Output: 1, or {code} on failure (code < 0).
+  Output: 1
 ]]
---- @include "common"
+--- @include "base"
 
-local nowMs = math.floor(now_us() / 1000)
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local untilMs = tonumber(ARGV[1])
-local total, win, oldest, _, _ = read_meta(KEYS[1])
-if not total then
-  return { CODE_CORRUPT }
+local expireAt = untilMs + EXPIRY_SLACK_MS
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 and nowMs + ttl > expireAt then
+  expireAt = nowMs + ttl
 end
-local ttl = untilMs - nowMs + EXPIRY_SLACK_MS
-local current = redis.call('PTTL', KEYS[1])
-if current > ttl then
-  ttl = current
-end
-if ttl <= 0 then
+if expireAt <= nowMs then
   return 1
 end
-redis.call('SET', KEYS[1], meta_value(total, win, oldest, untilMs, ARGV[2]), 'PX', ttl)
+redis.call('HSET', KEYS[1], 'b', untilMs, 'r', ARGV[2])
+-- Spends must see the block: close the fast path.
+local win = redis.call('HGET', KEYS[1], 'w')
+if win then
+  redis.call('HSET', KEYS[1], 'f' .. win, 0)
+end
+redis.call('PEXPIREAT', KEYS[1], expireAt)
 return 1

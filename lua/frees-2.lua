@@ -9,34 +9,27 @@
 
   Output: {ms1, ms2, ...}, or {code, storedWindowMs} on failure (code < 0).
 ]]
---- @include "common"
+--- @include "base"
+--- @include "cost"
 
-local nowUs = now_us()
+local time = redis.call('TIME')
+local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local win = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
-local total, stored = read_meta(KEYS[2])
-if not total then
-  return { CODE_CORRUPT, 0 }
-end
+local stored = tonumber(redis.call('HGET', KEYS[2], 'w'))
 if stored and stored ~= win then
   return { CODE_WINDOW_MISMATCH, stored }
 end
 local windowUs = win * 1000
-local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. fmt(nowUs - windowUs), '+inf', 'WITHSCORES')
+local entries = redis.call('ZRANGEBYSCORE', KEYS[1], nowUs - windowUs + 1, '+inf', 'WITHSCORES')
 local used = 0
 for i = 1, #entries, 2 do
   used = used + (entry_cost(entries[i]) or 0)
 end
-local base = used
-if limit < base then
-  base = limit
-end
+local base = math.min(used, limit)
 local out = {}
 for j = 3, #ARGV do
-  local target = base - tonumber(ARGV[j])
-  if target < 0 then
-    target = 0
-  end
+  local target = math.max(0, base - tonumber(ARGV[j]))
   local left, at = used, nowUs
   if left > target then
     for i = 1, #entries, 2 do
@@ -47,6 +40,6 @@ for j = 3, #ARGV do
       end
     end
   end
-  out[#out + 1] = ms_until(at, nowUs)
+  out[#out + 1] = math.max(0, math.ceil((at - nowUs) / 1000))
 end
 return out

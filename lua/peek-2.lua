@@ -7,27 +7,26 @@
 
   Output:
     {nowMs, used, calls, oldestMs, newestMs, blockedUntilMs, reason, tag1, units1, tag2, units2, ...}
-    (oldestMs / newestMs are 0 when the window is empty)
+    (oldestMs / newestMs are 0 when the window is empty; blockedUntilMs 0 when not blocked)
     {code, storedWindowMs} on failure (code < 0)
 ]]
---- @include "common"
+--- @include "base"
 
-local nowUs = now_us()
+local time = redis.call('TIME')
+local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local nowMs = math.floor(nowUs / 1000)
 local win = tonumber(ARGV[1])
-local total, stored, _, blocked, reason = read_meta(KEYS[2])
-if not total then
-  return { CODE_CORRUPT, 0 }
-end
+local m = redis.call('HMGET', KEYS[2], 'w', 'b', 'r')
+local stored, blocked, reason = tonumber(m[1]), tonumber(m[2]) or 0, m[3] or ''
 if stored and stored ~= win then
   return { CODE_WINDOW_MISMATCH, stored }
 end
-local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. fmt(nowUs - win * 1000), '+inf', 'WITHSCORES')
+-- Scores are whole microseconds: "after the cutoff" is "at least cutoff + 1".
+local entries = redis.call('ZRANGEBYSCORE', KEYS[1], nowUs - win * 1000 + 1, '+inf', 'WITHSCORES')
 local used, calls, oldest, newest = 0, 0, 0, 0
 local byTag, order = {}, {}
 for i = 1, #entries, 2 do
-  local m = entries[i]
-  local c, tag = string.match(m, '^[^:]*:(%d+):(.*)$')
+  local c, tag = string.match(entries[i], '^[^:]*:(%d+):(.*)$')
   c = tonumber(c)
   if not c then
     return { CODE_CORRUPT, 0 }

@@ -9,7 +9,8 @@
 
   Output: number of logs the entry was removed from, or {code, index} on failure (code < 0).
 ]]
---- @include "common"
+--- @include "base"
+--- @include "cost"
 
 local id = ARGV[1]
 local cost = entry_cost(id)
@@ -18,19 +19,16 @@ if not cost then
 end
 local removed = 0
 for i = 1, #KEYS / 2 do
-  local log, metaKey = KEYS[2 * i - 1], KEYS[2 * i]
+  local log, meta = KEYS[2 * i - 1], KEYS[2 * i]
   if redis.call('ZREM', log, id) == 1 then
     removed = removed + 1
-    local total, win, oldest, blocked, reason = read_meta(metaKey)
-    if not total then
-      return { CODE_CORRUPT, i }
-    end
-    total = total - cost
-    if total < 0 then
-      total = 0
-    end
-    if redis.call('EXISTS', metaKey) == 1 then
-      redis.call('SET', metaKey, meta_value(total, win, oldest, blocked, reason), 'KEEPTTL')
+    local t = redis.call('HGET', meta, 't')
+    if t then
+      local total = tonumber(t)
+      if not total then
+        return { CODE_CORRUPT, i }
+      end
+      redis.call('HSET', meta, 't', math.max(0, total - cost))
     end
   end
 end

@@ -12,56 +12,89 @@
     {1, remaining, nowMs}                                               allowed
     {0, retryAfterMs, remaining, limitedByIndex, blockedUntilMs, nowMs} denied (blockedUntilMs 0: not blocked)
     {code, index, storedWindowMs}                                       failure (code < 0)
-]]
---- @include "common"
 
-local nowUs = now_us()
-local nowMs = math.floor(nowUs / 1000)
-local id = ARGV[1]
+  Cost: the common case (one budget, allowed, nothing expired, expiry still far enough, not
+  blocked) is a fast path of four commands (TIME, HMGET of two fields, ZADD, HINCRBY) and a few
+  comparisons; functions are only defined past it, and the prune and the Retry-After walk only
+  inside the branches that need them. Expiries are pushed out in steps of 1/16 of the window (at
+  most a minute), so PEXPIREAT runs once per step, not per spend.
+]]
+--- @include "base"
+
+local time = redis.call('TIME')
+local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local nowMs = (nowUs - nowUs % 1000) / 1000
 local cost = tonumber(ARGV[2])
 local n = #KEYS / 2
 
-local state = {}
-local retryAt, limitedBy, blockedUntil = 0, 0, 0
-local remaining = nil
+-- Fast path, one budget: the key's `f<window>` field says until when (us) nothing can have
+-- expired, the expiry is far enough and no block is set; it is missing for another window. Then
+-- the decision is total + cost <= limit and the writes are the entry and the new total.
+if n == 1 then
+  local m = redis.call('HMGET', KEYS[2], 't', 'f' .. ARGV[4])
+  local total, limit = tonumber(m[1]), tonumber(ARGV[3])
+  if total and total > 0 and total + cost <= limit and nowUs < (tonumber(m[2]) or 0) then
+    redis.call('ZADD', KEYS[1], time[1] .. string.sub('00000' .. time[2], -6), ARGV[1])
+    redis.call('HINCRBY', KEYS[2], 't', ARGV[2])
+    return { 1, limit - total - cost, nowMs }
+  end
+end
+
+--[[
+  Until when (us) the fast path may skip every check but the limit: the oldest entry is still in
+  the window and the expiry still a window away. 0 while a block is set.
+]]
+local function fast_until(oldest, blocked, expires, win)
+  if blocked > nowMs then
+    return 0
+  end
+  return math.min(oldest + win * 1000, (expires - win - EXPIRY_SLACK_MS) * 1000)
+end
+
+-- Per budget i, at 5i-4 .. 5i: total, oldestUs, blockedUntilMs, expiresAtMs, flags (1 new key, 2 pruned).
+local st = {}
+local retryAt, limitedBy, blockedUntil, remaining = 0, 0, 0, nil
 
 for i = 1, n do
-  local log, metaKey = KEYS[2 * i - 1], KEYS[2 * i]
+  local meta = KEYS[2 * i]
   local limit, win = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
-  local total, stored, oldest, blocked, reason = read_meta(metaKey)
-  if not total then
+  local m = redis.call('HMGET', meta, 't', 'w', 'o', 'b', 'x')
+  local total, stored = tonumber(m[1]) or 0, tonumber(m[2])
+  local oldest, blocked = tonumber(m[3]) or 0, tonumber(m[4]) or 0
+  local flags = 0
+  if m[1] and not tonumber(m[1]) then
     return { CODE_CORRUPT, i, 0 }
   end
-  if stored and stored ~= win then
+  if not stored then
+    flags = 1
+  elseif stored ~= win then
     return { CODE_WINDOW_MISMATCH, i, stored }
   end
   local windowUs = win * 1000
-  local before = total
-  total, oldest = prune(log, total, oldest, nowUs - windowUs)
-  if not total then
-    return { CODE_CORRUPT, i, 0 }
+  if total > 0 and oldest <= nowUs - windowUs then
+    --- @include "prune"
+    total, oldest = prune(KEYS[2 * i - 1], total, nowUs - windowUs)
+    if not total then
+      return { CODE_CORRUPT, i, 0 }
+    end
+    flags = flags + 2
   end
-  if total ~= before then
-    redis.call('SET', metaKey, meta_value(total, stored, oldest, blocked, reason), 'KEEPTTL')
-  end
-  state[i] = { total, oldest, blocked, reason }
+  local b = 5 * i - 5
+  st[b + 1], st[b + 2], st[b + 3], st[b + 4], st[b + 5] = total, oldest, blocked, tonumber(m[5]) or 0, flags
 
   local at, left = 0, limit - total
   if blocked > nowMs then
     at, left = blocked * 1000, 0
   elseif total + cost > limit then
-    at = time_until_at_most(log, total, limit - cost, windowUs, nowUs)
+    --- @include "walk"
+    at = time_until_at_most(KEYS[2 * i - 1], total, limit - cost, windowUs, nowUs)
     if at <= nowUs then
       at = nowUs + 1
     end
   end
   if at > retryAt then
     retryAt, limitedBy = at, i
-    if blocked > nowMs then
-      blockedUntil = blocked
-    else
-      blockedUntil = 0
-    end
+    blockedUntil = blocked > nowMs and blocked or 0
   end
   if left < 0 then
     left = 0
@@ -72,29 +105,44 @@ for i = 1, n do
 end
 
 if limitedBy > 0 then
-  return { 0, ms_until(retryAt, nowUs), remaining, limitedBy, blockedUntil, nowMs }
+  -- Keep what the prune found (the entries it removed are gone).
+  for i = 1, n do
+    local b = 5 * i - 5
+    if st[b + 5] >= 2 then
+      local win = tonumber(ARGV[2 + 2 * i])
+      redis.call('HSET', KEYS[2 * i], 't', st[b + 1], 'o', st[b + 2], 'f' .. ARGV[2 + 2 * i],
+        fast_until(st[b + 2], st[b + 3], st[b + 4], win))
+    end
+  end
+  return { 0, math.ceil((retryAt - nowUs) / 1000), remaining, limitedBy, blockedUntil, nowMs }
 end
 
-local score = fmt(nowUs)
+-- The score as a string made of TIME's own digits: cheaper than having Redis format a number.
+local score = time[1] .. string.sub('00000' .. time[2], -6)
 remaining = nil
 for i = 1, n do
-  local log, metaKey = KEYS[2 * i - 1], KEYS[2 * i]
+  local log, meta = KEYS[2 * i - 1], KEYS[2 * i]
   local limit, win = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
-  local s = state[i]
-  local total, oldest, blocked = s[1] + cost, s[2], s[3]
-  if s[1] == 0 or nowUs < oldest then
+  local b = 5 * i - 5
+  local total, oldest, blocked, expires, flags = st[b + 1], st[b + 2], st[b + 3], st[b + 4], st[b + 5]
+  redis.call('ZADD', log, score, ARGV[1])
+  if total == 0 or nowUs < oldest then
     oldest = nowUs
   end
-  local ttl = win + EXPIRY_SLACK_MS
-  local metaTtl = ttl
-  if blocked - nowMs + EXPIRY_SLACK_MS > metaTtl then
-    metaTtl = blocked - nowMs + EXPIRY_SLACK_MS
+  local due = nowMs + win + EXPIRY_SLACK_MS
+  local refresh = total == 0 or flags % 2 == 1 or expires < due
+  if refresh then
+    -- A new log (no expiry yet), a new key, or an expiry about to fall inside the window.
+    expires = math.max(expires, due + math.min(math.ceil(win / 16), 60000))
   end
-  redis.call('ZADD', log, score, id)
-  redis.call('PEXPIRE', log, ttl)
-  redis.call('SET', metaKey, meta_value(total, win, oldest, blocked, s[4]), 'PX', metaTtl)
-  if remaining == nil or limit - total < remaining then
-    remaining = limit - total
+  redis.call('HSET', meta, 't', total + cost, 'w', win, 'o', oldest, 'x', expires,
+    'f' .. ARGV[2 + 2 * i], fast_until(oldest, blocked, expires, win))
+  if refresh then
+    redis.call('PEXPIREAT', log, expires)
+    redis.call('PEXPIREAT', meta, math.max(expires, blocked + EXPIRY_SLACK_MS))
+  end
+  if remaining == nil or limit - total - cost < remaining then
+    remaining = limit - total - cost
   end
 end
 return { 1, remaining, nowMs }

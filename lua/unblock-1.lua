@@ -2,15 +2,10 @@
   Lift a block set by block-1. The key keeps its expiry.
 
   Input:  KEYS[1] meta
-  Output: 1, or {code} on failure (code < 0).
+  Output: 1
 ]]
---- @include "common"
-
-local total, win, oldest, _, _ = read_meta(KEYS[1])
-if not total then
-  return { CODE_CORRUPT }
-end
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('SET', KEYS[1], meta_value(total, win, oldest, 0, ''), 'KEEPTTL')
+  redis.call('HSET', KEYS[1], 'b', 0, 'r', '')
 end
+-- The fast path stays closed (f = 0) until the next spend takes the general path and reopens it.
 return 1

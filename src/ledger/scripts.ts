@@ -29,14 +29,14 @@ export interface LoadedScript {
   sha: string;
 }
 
-const INCLUDE = /^--- @include "([\w-]+)"\s*$/gm;
+/** `--- @include "name"` on a line of its own, at any indentation: replaced by lua/includes/name.lua. */
+const INCLUDE = /^[ \t]*--- @include "([\w-]+)"[ \t]*$/gm;
 
-function inline(source: string, dir: string, seen = new Set<string>()): string {
-  return source.replace(INCLUDE, (_line, name: string) => {
-    if (seen.has(name)) return '';
-    seen.add(name);
-    return inline(readFileSync(`${dir}includes/${name}.lua`, 'utf8'), dir, seen).trimEnd();
-  });
+function inline(source: string, dir: string, depth = 0): string {
+  if (depth > 8) throw new Error(`lua includes nested too deep in ${dir}`);
+  return source.replace(INCLUDE, (_line, name: string) =>
+    inline(readFileSync(`${dir}includes/${name}.lua`, 'utf8'), dir, depth + 1).trimEnd(),
+  );
 }
 
 function commandName(base: string): string {
