@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTrending } from '../../src/jobs/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { logText, type Rig, rig, used } from './helpers.js';
+import { logText, rig, used } from './helpers.js';
 
 let sim: Simulator;
 
