@@ -36,16 +36,6 @@ export function idFactory(): (cost: number, tag: string) => string {
   return (cost, tag) => `${prefix}${(n++).toString(36)}:${cost}:${tag}`;
 }
 
-/** Cost and tag of an entry id (`<nonce>:<cost>:<tag>`); undefined when it is not one of ours. */
-export function parseEntryId(id: string): { cost: number; tag: string } | undefined {
-  const a = id.indexOf(':');
-  const b = a < 0 ? -1 : id.indexOf(':', a + 1);
-  if (b < 0) return undefined;
-  const cost = Number(id.slice(a + 1, b));
-  if (!Number.isInteger(cost) || cost < 1) return undefined;
-  return { cost, tag: id.slice(b + 1) };
-}
-
 /**
  * From entries oldest first (time `at` in the clock's unit, cost), the time at which the units in
  * the window drop to `target` or below: the expiry (`at + window`) of the entry whose removal gets

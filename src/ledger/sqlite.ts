@@ -338,30 +338,42 @@ class SqliteBackend implements LedgerBackend {
     });
   }
 
-  async peek(key: string, windowMs: number): Promise<Snapshot> {
+  /** A read of one key in a deferred transaction: its live row (window checked) and the clock. */
+  #read<T>(
+    what: string,
+    key: string,
+    windowMs: number,
+    fn: (k: string, row: BudgetRow | undefined, now: number) => T,
+  ) {
     return this.#run(
-      'peek',
+      what,
       () => {
         const now = this.#now();
         const k = this.#prefix + key;
         const row = this.#live(k, now, false);
         this.#checkWindow(k, row, windowMs, 'windowMs');
-        const snap: Snapshot = { used: 0, calls: 0, byTag: {}, now };
-        for (const t of row ? this.#byTag.all(k, now - windowMs) : []) {
-          snap.used += t.units;
-          snap.calls += t.calls;
-          snap.byTag[t.tag] = t.units;
-          if (snap.oldestAt === undefined || t.oldest < snap.oldestAt) snap.oldestAt = t.oldest;
-          if (snap.newestAt === undefined || t.newest > snap.newestAt) snap.newestAt = t.newest;
-        }
-        if (row && row.blocked_until > now) {
-          snap.blockedUntil = row.blocked_until;
-          if (row.blocked_reason) snap.blockedReason = row.blocked_reason;
-        }
-        return snap;
+        return fn(k, row, now);
       },
       false,
     );
+  }
+
+  async peek(key: string, windowMs: number): Promise<Snapshot> {
+    return this.#read('peek', key, windowMs, (k, row, now) => {
+      const snap: Snapshot = { used: 0, calls: 0, byTag: {}, now };
+      for (const t of row ? this.#byTag.all(k, now - windowMs) : []) {
+        snap.used += t.units;
+        snap.calls += t.calls;
+        snap.byTag[t.tag] = t.units;
+        if (snap.oldestAt === undefined || t.oldest < snap.oldestAt) snap.oldestAt = t.oldest;
+        if (snap.newestAt === undefined || t.newest > snap.newestAt) snap.newestAt = t.newest;
+      }
+      if (row && row.blocked_until > now) {
+        snap.blockedUntil = row.blocked_until;
+        if (row.blocked_reason) snap.blockedReason = row.blocked_reason;
+      }
+      return snap;
+    });
   }
 
   async block(key: string, untilEpochMs: number, reason: string): Promise<void> {
@@ -377,22 +389,14 @@ class SqliteBackend implements LedgerBackend {
   }
 
   async freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]> {
-    return this.#run(
-      'freesUpIn',
-      () => {
-        const now = this.#now();
-        const k = this.#prefix + key;
-        const row = this.#live(k, now, false);
-        this.#checkWindow(k, row, windowMs, 'windowMs');
-        const entries = row ? this.#entries.all(k, now - windowMs) : [];
-        const used = entries.reduce((s, e) => s + e.cost, 0);
-        return amounts.map(
-          (a) =>
-            timeUntilUsedAtMost(entries, used, Math.max(0, Math.min(used, limit) - a), windowMs, now) - now,
-        );
-      },
-      false,
-    );
+    return this.#read('freesUpIn', key, windowMs, (k, row, now) => {
+      const entries = row ? this.#entries.all(k, now - windowMs) : [];
+      const used = entries.reduce((s, e) => s + e.cost, 0);
+      return amounts.map(
+        (a) =>
+          timeUntilUsedAtMost(entries, used, Math.max(0, Math.min(used, limit) - a), windowMs, now) - now,
+      );
+    });
   }
 
   async ping(): Promise<void> {
