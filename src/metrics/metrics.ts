@@ -1,0 +1,288 @@
+/**
+ * Prometheus metrics for a long-running quota-guard (`quota-guard run --http …`), on a registry of
+ * their own (prom-client). Two kinds of input, never log lines:
+ *
+ * - events, pushed as they happen: the guard's `onEvent` (decisions, fail-open spends, upstream
+ *   errors, stops, blocks, refunds), each finished job run (`jobRun`), each tick the scheduler skipped;
+ * - state, read at scrape time (`scrape()`): units used and remaining per credential, bucket and tier
+ *   from the ledger (the same figures as `status`), and the cache's size.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Cache } from '../cache/index.js';
+import type { Config } from '../config/types.js';
+import { quotaStatus } from '../guard/status.js';
+import type { GuardEvent } from '../guard/types.js';
+import type { JobResult } from '../jobs/types.js';
+import type { Ledger } from '../ledger/types.js';
+
+export const METRIC_PREFIX = 'quota_guard_';
+
+/** What the metrics read at scrape time. Either may be absent (e.g. a process without a cache). */
+export interface MetricSources {
+  config: Config;
+  ledger?: Ledger;
+  cache?: Cache;
+}
+
+/** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
+export function jobLabels(job: string): { job: string; region: string } {
+  const [kind = job, region = ''] = job.split(':');
+  return { job: kind, region };
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  #sources: MetricSources | undefined;
+
+  readonly unitsUsed: Gauge<'credential' | 'bucket'>;
+  readonly unitsRemaining: Gauge<'credential' | 'bucket' | 'tier'>;
+  readonly quota: Gauge<'credential' | 'bucket'>;
+  readonly blocked: Gauge<'credential' | 'bucket'>;
+  readonly storeUp: Gauge;
+  readonly decisions: Counter<'credential' | 'bucket' | 'tier' | 'outcome'>;
+  readonly failOpen: Counter<'credential' | 'bucket'>;
+  readonly failOpenUnits: Counter<'credential' | 'bucket'>;
+  readonly upstreamErrors: Counter<'method' | 'reason'>;
+  readonly stops: Counter<'reason'>;
+  readonly blocks: Counter<'credential' | 'bucket'>;
+  readonly refunds: Counter<'credential' | 'bucket'>;
+  readonly jobRuns: Counter<'job' | 'outcome'>;
+  readonly jobDuration: Histogram<'job' | 'outcome'>;
+  readonly jobUnits: Counter<'job'>;
+  readonly pages: Counter<'job' | 'region'>;
+  readonly skipped: Counter<'job'>;
+  readonly cacheVideos: Gauge;
+  readonly cacheBytes: Gauge;
+
+  constructor(sources?: MetricSources) {
+    this.#sources = sources;
+    const registers = [this.registry];
+    const p = METRIC_PREFIX;
+    this.unitsUsed = new Gauge({
+      name: `${p}units_used`,
+      help: 'Units spent in the bucket’s current window (as `status` shows them)',
+      labelNames: ['credential', 'bucket'],
+      registers,
+    });
+    this.unitsRemaining = new Gauge({
+      name: `${p}units_remaining`,
+      help: 'Units left under the tier’s ceiling in the bucket’s current window (0 while blocked)',
+      labelNames: ['credential', 'bucket', 'tier'],
+      registers,
+    });
+    this.quota = new Gauge({
+      name: `${p}units_quota`,
+      help: 'The bucket’s quota per upstream day',
+      labelNames: ['credential', 'bucket'],
+      registers,
+    });
+    this.blocked = new Gauge({
+      name: `${p}bucket_blocked`,
+      help: '1 while the bucket is blocked (the upstream answered quotaExceeded), else 0',
+      labelNames: ['credential', 'bucket'],
+      registers,
+    });
+    this.storeUp = new Gauge({
+      name: `${p}ledger_up`,
+      help: '1 when the ledger store answered the last scrape, else 0',
+      registers,
+    });
+    this.decisions = new Counter({
+      name: `${p}ledger_decisions_total`,
+      help: 'Spend decisions by outcome: allowed, denied (budget), blocked, fail-open, fail-closed',
+      labelNames: ['credential', 'bucket', 'tier', 'outcome'],
+      registers,
+    });
+    this.failOpen = new Counter({
+      name: `${p}fail_open_spends_total`,
+      help: 'Spends let through unrecorded because the ledger store was down',
+      labelNames: ['credential', 'bucket'],
+      registers,
+    });
+    this.failOpenUnits = new Counter({
+      name: `${p}fail_open_units_total`,
+      help: 'Units of the spends let through unrecorded because the ledger store was down',
+      labelNames: ['credential', 'bucket'],
+      registers,
+    });
+    this.upstreamErrors = new Counter({
+      name: `${p}upstream_errors_total`,
+      help: 'Upstream errors by API method and reason (quotaExceeded, rateLimitExceeded, backendError, transport, …)',
+      labelNames: ['method', 'reason'],
+      registers,
+    });
+    this.stops = new Counter({
+      name: `${p}guard_stops_total`,
+      help: 'Times the guard told a job to stop instead of sleeping, by reason',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.blocks = new Counter({
+      name: `${p}bucket_blocks_total`,
+      help: 'Times a bucket was blocked until the upstream’s reset',
+      labelNames: ['credential', 'bucket'],
+      registers,
+    });
+    this.refunds = new Counter({
+      name: `${p}refunds_total`,
+      help: 'Spends taken back because the request provably never reached the upstream',
+      labelNames: ['credential', 'bucket'],
+      registers,
+    });
+    this.jobRuns = new Counter({
+      name: `${p}job_runs_total`,
+      help: 'Finished job runs by job and outcome (done, stopped, aborted, unavailable, failed)',
+      labelNames: ['job', 'outcome'],
+      registers,
+    });
+    this.jobDuration = new Histogram({
+      name: `${p}job_run_duration_seconds`,
+      help: 'How long job runs took',
+      labelNames: ['job', 'outcome'],
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
+      registers,
+    });
+    this.jobUnits = new Counter({
+      name: `${p}job_units_total`,
+      help: 'Units job runs spent through the guard',
+      labelNames: ['job'],
+      registers,
+    });
+    this.pages = new Counter({
+      name: `${p}pages_written_total`,
+      help: 'Upstream pages (trending) or id batches (backfill) written to the cache',
+      labelNames: ['job', 'region'],
+      registers,
+    });
+    this.skipped = new Counter({
+      name: `${p}scheduler_skipped_ticks_total`,
+      help: 'Scheduled ticks skipped because the same job was still running',
+      labelNames: ['job'],
+      registers,
+    });
+    this.cacheVideos = new Gauge({
+      name: `${p}cache_videos`,
+      help: 'Videos in the local cache',
+      registers,
+    });
+    this.cacheBytes = new Gauge({
+      name: `${p}cache_bytes`,
+      help: 'Size of the cache file and its WAL in bytes',
+      registers,
+    });
+  }
+
+  /** Set (or replace) what `scrape` reads. */
+  setSources(sources: MetricSources): void {
+    this.#sources = sources;
+  }
+
+  /** Feed one guard event (pass as the guard's `onEvent`). Never throws. */
+  readonly guardEvent = (e: GuardEvent): void => {
+    switch (e.type) {
+      case 'spend': {
+        const o = e.outcome;
+        const outcome = o.allowed ? 'allowed' : o.reason === 'blocked' ? 'blocked' : 'denied';
+        this.decisions.inc({ credential: o.credential, bucket: o.bucket, tier: o.tier, outcome });
+        break;
+      }
+      case 'fail-open':
+      case 'fail-closed': {
+        const o = e.outcome;
+        this.decisions.inc({ credential: o.credential, bucket: o.bucket, tier: o.tier, outcome: e.type });
+        if (e.type === 'fail-open') {
+          this.failOpen.inc({ credential: o.credential, bucket: o.bucket });
+          this.failOpenUnits.inc({ credential: o.credential, bucket: o.bucket }, o.cost);
+        }
+        break;
+      }
+      case 'upstream-error':
+        this.upstreamErrors.inc({
+          method: e.error.method ?? e.outcome.method ?? '',
+          reason: e.error.reason ?? e.error.code,
+        });
+        break;
+      case 'stop':
+        this.stops.inc({ reason: e.stop.reason });
+        break;
+      case 'block':
+        this.blocks.inc({ credential: e.credential, bucket: e.bucket });
+        break;
+      case 'refund':
+        this.refunds.inc({ credential: e.outcome.credential, bucket: e.outcome.bucket });
+        break;
+      case 'sleep':
+        break;
+    }
+  };
+
+  /** Feed one finished job run. */
+  jobRun(r: JobResult): void {
+    const { job, region } = jobLabels(r.job);
+    this.jobRuns.inc({ job, outcome: r.outcome });
+    this.jobDuration.observe({ job, outcome: r.outcome }, Math.max(0, r.finishedAt - r.startedAt) / 1000);
+    if (r.units) this.jobUnits.inc({ job }, r.units);
+    if (r.pages) this.pages.inc({ job, region }, r.pages);
+  }
+
+  /** A tick of `job` was skipped because its previous run was still going. */
+  skippedTick(job: string): void {
+    this.skipped.inc({ job: jobLabels(job).job });
+  }
+
+  /** Read the ledger and the cache into the gauges (a store that does not answer empties its gauges). */
+  async refresh(): Promise<void> {
+    const s = this.#sources;
+    if (!s) return;
+    if (s.ledger) {
+      try {
+        const report = await quotaStatus(s.config, s.ledger);
+        this.unitsUsed.reset();
+        this.unitsRemaining.reset();
+        this.quota.reset();
+        this.blocked.reset();
+        for (const c of report.credentials)
+          for (const b of c.buckets) {
+            const labels = { credential: c.id, bucket: b.id };
+            this.unitsUsed.set(labels, b.used);
+            this.quota.set(labels, b.quota);
+            this.blocked.set(labels, b.blockedUntil ? 1 : 0);
+            for (const [tier, units] of Object.entries(b.remaining))
+              this.unitsRemaining.set({ ...labels, tier }, units);
+          }
+        this.storeUp.set(1);
+      } catch {
+        // Stale figures would mislead: drop them, so an alert on them sees them absent.
+        this.unitsUsed.reset();
+        this.unitsRemaining.reset();
+        this.quota.reset();
+        this.blocked.reset();
+        this.storeUp.set(0);
+      }
+    }
+    if (s.cache) {
+      try {
+        const st = s.cache.stats();
+        this.cacheVideos.set(st.videos);
+        this.cacheBytes.set(st.fileBytes);
+      } catch {
+        this.cacheVideos.reset();
+        this.cacheBytes.reset();
+      }
+    }
+  }
+
+  /** The Prometheus text exposition, state read now. */
+  async scrape(): Promise<string> {
+    await this.refresh();
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+export function createMetrics(sources?: MetricSources): Metrics {
+  return new Metrics(sources);
+}

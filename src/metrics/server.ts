@@ -1,0 +1,109 @@
+/**
+ * The loopback HTTP server of `quota-guard run --http 127.0.0.1:9464`: `GET /metrics` (Prometheus
+ * text format) and `GET /healthz` (200 when the ledger store and the cache answer, else 503 with the
+ * reason, as JSON). Nothing else.
+ */
+import { createServer, type Server } from 'node:http';
+import { InvalidArgumentError } from '../errors.js';
+import { checkHealth, type HealthSources } from './health.js';
+import type { Metrics } from './metrics.js';
+
+export const DEFAULT_HTTP_HOST = '127.0.0.1';
+export const DEFAULT_HTTP_PORT = 9464;
+
+export interface HttpAddress {
+  host: string;
+  port: number;
+}
+
+/** `9464`, `:9464`, `127.0.0.1:9464`, `[::1]:9464`, `localhost` → host and port (loopback by default). */
+export function parseHttpAddress(value: string): HttpAddress {
+  const v = value.trim();
+  let host = DEFAULT_HTTP_HOST;
+  let port = String(DEFAULT_HTTP_PORT);
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*))(?::(\d*))?$/.exec(v);
+  if (/^\d+$/.test(v)) port = v;
+  else if (m) {
+    host = m[1] ?? (m[2] || DEFAULT_HTTP_HOST);
+    if (m[3]) port = m[3];
+  } else throw new InvalidArgumentError('--http', `'${value}' is not host:port`);
+  const n = Number(port);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) {
+    throw new InvalidArgumentError('--http', `port must be 0–65535, got '${port}'`);
+  }
+  return { host, port: n };
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export interface MetricsServer {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export interface MetricsServerOptions extends HealthSources {
+  metrics: Metrics;
+  host?: string;
+  port?: number;
+}
+
+export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
+  const host = opts.host ?? DEFAULT_HTTP_HOST;
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      send(405, 'text/plain; charset=utf-8', 'method not allowed\n');
+      return;
+    }
+    if (path === '/metrics') {
+      opts.metrics.scrape().then(
+        (text) => send(200, opts.metrics.contentType, text),
+        () => send(500, 'text/plain; charset=utf-8', 'metrics could not be collected\n'),
+      );
+    } else if (path === '/healthz') {
+      checkHealth(opts).then(
+        (h) =>
+          send(
+            h.ok ? 200 : 503,
+            'application/json',
+            `${JSON.stringify({ status: h.ok ? 'ok' : 'unavailable', ...h })}\n`,
+          ),
+        () => send(503, 'application/json', '{"status":"unavailable","ok":false}\n'),
+      );
+    } else {
+      send(404, 'text/plain; charset=utf-8', 'not found: try /metrics or /healthz\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => {
+      const why =
+        e.code === 'EADDRINUSE' ? 'is in use' : e.code === 'EACCES' ? 'is not allowed' : `failed (${e.code})`;
+      reject(
+        new InvalidArgumentError('--http', `listening on ${host}:${opts.port ?? DEFAULT_HTTP_PORT} ${why}`),
+      );
+    });
+    server.listen(opts.port ?? DEFAULT_HTTP_PORT, host, () => {
+      server.removeAllListeners('error');
+      resolve();
+    });
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${hostPart}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
