@@ -1,0 +1,57 @@
+/**
+ * `npm run demo`'s entry: the demo command run in-process on a clean environment (no Redis URL,
+ * no API key, no config): it ingests 8 regions, backfills, prints status, searches, exits 0.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { cli } from '../cli/helpers.js';
+import { tmpPath } from '../jobs/helpers.js';
+
+beforeEach(() => {
+  vi.stubEnv('REDIS_URL', '');
+  vi.stubEnv('YOUTUBE_API_KEY', '');
+  vi.stubEnv('QUOTA_GUARD_CONFIG', '');
+  vi.stubEnv('LOG_LEVEL', 'silent');
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('demo', () => {
+  it('runs the 8 regional jobs, a backfill, status and a search on embedded defaults, and exits 0', {
+    timeout: 120_000,
+  }, async () => {
+    const out = await cli('demo');
+    expect(out.code).toBe(0);
+    const text = out.stdout;
+    for (const region of ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA']) {
+      expect(text).toMatch(new RegExp(`trending:${region}  done  4 pages, 1\\d\\d videos, 4 units`));
+    }
+    expect(text).toMatch(
+      /together: 32 pages, 1,\d{3} videos \(\d[\d,]* distinct\), 32 units of default\/units/,
+    );
+    expect(text).toMatch(/backfill {2}done {2}10 calls, 500 videos, 10 units/);
+    expect(text).toContain('quota-guard status — sqlite ledger');
+    expect(text).toMatch(/units by region: .*US 4/);
+    expect(text).toMatch(/videos\.batchGetStats by method: videos\.batchGetStats 10/);
+    expect(text).toMatch(/search "[^"]+" in the local cache/);
+    expect(text).toMatch(/\n {3}1\. .+ — .+\(/);
+    expect(text).toContain('the ledger recorded 42 units and the simulator charged 42: they agree.');
+    expect(text).toContain('demo finished: every job done, nothing overspent.');
+  });
+
+  it('keeps its ledger and cache with --dir, and takes the quotas of a --config file', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = tmpPath('demo');
+    const out = await cli('demo', '--dir', dir, '--config', 'config/examples/classic.yaml');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('youtube-classic quotas');
+    expect(out.stdout).toMatch(/50 per videos\.list call/);
+    expect(out.stdout).toContain('credential legacy (youtube-classic');
+    expect(existsSync(join(dir, 'quota.db'))).toBe(true);
+    expect(existsSync(join(dir, 'cache.db'))).toBe(true);
+  });
+});
