@@ -1,3 +1,4 @@
+export * from './cache/index.js';
 export * from './config/index.js';
 export * from './errors.js';
 export * from './guard/index.js';
