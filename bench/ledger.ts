@@ -24,10 +24,10 @@ const BIG = 1_000_000_000;
 const CONCURRENCY = 32;
 const TAG = 'trending:US:videos.list';
 /** Decisions per design over all rounds, by cost (the baseline's log grows by `cost` members per call). */
-const RUNS: Record<number, number> = { 1: 20_000, 100: 4_000 };
+const RUNS: Record<number, number> = { 1: 28_000, 100: 4_200 };
 const LATENCY_RUN = 2_000;
 /** Measured rounds per design and cost (plus one warm-up round). */
-const ROUNDS = 5;
+const ROUNDS = 7;
 const MEMORY_CALLS = 1_000;
 
 type Spend = (key: string, cost: number) => Promise<unknown>;

@@ -21,8 +21,9 @@
 ]]
 --- @include "base"
 
-local time = redis.call('TIME')
-local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local call = redis.call
+local time = call('TIME')
+local nowUs = time[1] * 1000000 + time[2]
 local nowMs = (nowUs - nowUs % 1000) / 1000
 local cost = tonumber(ARGV[2])
 local n = #KEYS / 2
@@ -31,11 +32,12 @@ local n = #KEYS / 2
 -- expired, the expiry is far enough and no block is set; it is missing for another window. Then
 -- the decision is total + cost <= limit and the writes are the entry and the new total.
 if n == 1 then
-  local m = redis.call('HMGET', KEYS[2], 't', 'f' .. ARGV[4])
-  local total, limit = tonumber(m[1]), tonumber(ARGV[3])
+  local A, meta = ARGV, KEYS[2]
+  local m = call('HMGET', meta, 't', 'f' .. A[4])
+  local total, limit = tonumber(m[1]), tonumber(A[3])
   if total and total > 0 and total + cost <= limit and nowUs < (tonumber(m[2]) or 0) then
-    redis.call('ZADD', KEYS[1], time[1] .. string.sub('00000' .. time[2], -6), ARGV[1])
-    redis.call('HINCRBY', KEYS[2], 't', ARGV[2])
+    call('ZADD', KEYS[1], time[1] .. string.sub('00000' .. time[2], -6), A[1])
+    call('HINCRBY', meta, 't', A[2])
     return { 1, limit - total - cost, nowMs }
   end
 end

@@ -190,8 +190,10 @@ class RedisBackend implements LedgerBackend {
   }
 
   spend(req: BackendSpend): Promise<Decision> {
-    this.#checkSlots(req.budgets.map((b) => b.key));
-    return this.#call('spend', () => this.#scripts.spend(req));
+    if (req.budgets.length > 1) this.#checkSlots(req.budgets.map((b) => b.key));
+    return this.#scripts.spend(req, (e) => {
+      throw mapRedisError(e, 'spend');
+    });
   }
 
   async refund(keys: string[], id: string): Promise<void> {

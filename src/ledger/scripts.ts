@@ -117,6 +117,7 @@ function asArray(reply: ScriptReply, what: string): Array<number | string | null
 export class LedgerScripts {
   readonly #c: LedgerCommands;
   readonly #prefix: string;
+  readonly #keyCache = new Map<string, { log: string; meta: string }>();
 
   constructor(client: LedgerCommands, prefix = '') {
     this.#c = client;
@@ -125,18 +126,42 @@ export class LedgerScripts {
 
   /** All keys one spend touches, in KEYS order. */
   spendKeys(keys: readonly string[]): string[] {
-    return keys.flatMap((k) => {
-      const ik = internalKeys(k, this.#prefix);
-      return [ik.log, ik.meta];
-    });
+    const out: string[] = [];
+    for (const k of keys) {
+      const ik = this.#internal(k);
+      out.push(ik.log, ik.meta);
+    }
+    return out;
   }
 
-  async spend(req: BackendSpend): Promise<Decision> {
-    const keys = this.spendKeys(req.budgets.map((b) => b.key));
+  /** internalKeys with the prefix, remembered for the keys in use (a budget key is spent again and again). */
+  #internal(key: string): { log: string; meta: string } {
+    let ik = this.#keyCache.get(key);
+    if (!ik) {
+      if (this.#keyCache.size >= 1024) this.#keyCache.clear();
+      ik = internalKeys(key, this.#prefix);
+      this.#keyCache.set(key, ik);
+    }
+    return ik;
+  }
+
+  /** `onError` maps a failed call (one promise for both outcomes: this is the hot path). */
+  spend(req: BackendSpend, onError: (e: unknown) => never): Promise<Decision> {
+    const n = req.budgets.length;
+    const args: Array<string | number> = [2 * n];
     const argv: Array<string | number> = [req.id, req.cost];
-    for (const b of req.budgets) argv.push(b.limit, b.windowMs);
-    const r = asArray(await this.#c.qgSpend(keys.length, ...keys, ...argv), 'spend');
-    const budgetKeys = req.budgets.map((b) => b.key);
+    const budgetKeys: string[] = [];
+    for (const b of req.budgets) {
+      const ik = this.#internal(b.key);
+      args.push(ik.log, ik.meta);
+      argv.push(b.limit, b.windowMs);
+      budgetKeys.push(b.key);
+    }
+    return this.#c.qgSpend(...args, ...argv).then((reply) => this.#decision(req, budgetKeys, reply), onError);
+  }
+
+  #decision(req: BackendSpend, budgetKeys: string[], reply: ScriptReply): Decision {
+    const r = asArray(reply, 'spend');
     const code = Number(r[0]);
     if (code === 1) {
       return {
@@ -176,7 +201,7 @@ export class LedgerScripts {
   }
 
   async peek(key: string, windowMs: number): Promise<Snapshot> {
-    const ik = internalKeys(key, this.#prefix);
+    const ik = this.#internal(key);
     const r = asArray(await this.#c.qgPeek(ik.log, ik.meta, windowMs), 'peek');
     if (Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
     const snap: Snapshot = { used: Number(r[1]), calls: Number(r[2]), byTag: {}, now: Number(r[0]) };
@@ -194,19 +219,19 @@ export class LedgerScripts {
   }
 
   async freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]> {
-    const ik = internalKeys(key, this.#prefix);
+    const ik = this.#internal(key);
     const r = asArray(await this.#c.qgFrees(ik.log, ik.meta, windowMs, limit, ...amounts), 'frees');
     if (r.length > 0 && Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
     return r.map(Number);
   }
 
   async block(key: string, untilEpochMs: number, reason: string): Promise<void> {
-    const r = await this.#c.qgBlock(internalKeys(key, this.#prefix).meta, untilEpochMs, reason);
+    const r = await this.#c.qgBlock(this.#internal(key).meta, untilEpochMs, reason);
     if (Array.isArray(r)) fail(r, key);
   }
 
   async unblock(key: string): Promise<void> {
-    const r = await this.#c.qgUnblock(internalKeys(key, this.#prefix).meta);
+    const r = await this.#c.qgUnblock(this.#internal(key).meta);
     if (Array.isArray(r)) fail(r, key);
   }
 }

@@ -68,20 +68,24 @@ export function validateSpend(req: unknown): ValidSpend {
   }
   const cost = positiveInt('cost', r.cost);
   const tag = optionalText('tag', r.tag, MAX_TAG_LENGTH);
-  const seen = new Set<string>();
-  const budgets = r.budgets.map((b, i): Budget => {
+  const budgets: Budget[] = [];
+  for (let i = 0; i < r.budgets.length; i++) {
+    const b = r.budgets[i] as Partial<Budget> | null | undefined;
     if (typeof b !== 'object' || b === null) {
       throw new InvalidArgumentError(`budgets[${i}]`, `must be an object { key, limit, windowMs }`);
     }
     const key = validateKey(`budgets[${i}].key`, b.key);
-    if (seen.has(key))
-      throw new InvalidArgumentError(`budgets[${i}].key`, `'${key}' appears twice in one spend`);
-    seen.add(key);
+    for (let j = 0; j < i; j++) {
+      if (budgets[j]!.key === key) {
+        throw new InvalidArgumentError(`budgets[${i}].key`, `'${key}' appears twice in one spend`);
+      }
+    }
     const limit = positiveInt(`budgets[${i}].limit`, b.limit);
     const windowMs = positiveInt(`budgets[${i}].windowMs`, b.windowMs, MAX_WINDOW_MS);
-    return { key, limit, windowMs };
-  });
-  budgets.forEach((b, i) => {
+    budgets.push({ key, limit, windowMs });
+  }
+  for (let i = 0; i < budgets.length; i++) {
+    const b = budgets[i]!;
     if (cost > b.limit) {
       throw new CostExceedsLimitError(
         'QG_COST_EXCEEDS_LIMIT',
@@ -89,7 +93,7 @@ export function validateSpend(req: unknown): ValidSpend {
         { field: 'cost', details: { key: b.key, cost, limit: b.limit } },
       );
     }
-  });
+  }
   return { budgets, cost, tag };
 }
 
