@@ -22,3 +22,4 @@ export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/pr
 export { getProfile, methodSpec, PROFILE_IDS, PROFILES } from './quota/profiles.js';
 export * from './simulator/index.js';
 export * from './upstream/index.js';
+export * from './scheduler/index.js';

@@ -9,6 +9,7 @@ import { register as backfill } from './commands/backfill.js';
 import { register as demo } from './commands/demo.js';
 import { register as fetch } from './commands/fetch.js';
 import { register as plan } from './commands/plan.js';
+import { register as run } from './commands/run.js';
 import { register as search } from './commands/search.js';
 import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
@@ -25,7 +26,17 @@ export function buildProgram(): Command {
 }
 
 // Commands register themselves here (one import line each).
-const COMMANDS: Array<(p: Command) => void> = [status, spend, simulate, fetch, backfill, search, demo, plan];
+const COMMANDS: Array<(p: Command) => void> = [
+  status,
+  spend,
+  simulate,
+  fetch,
+  backfill,
+  search,
+  demo,
+  plan,
+  run,
+];
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   const program = buildProgram();

@@ -1,0 +1,237 @@
+/**
+ * The scheduler behind `quota-guard run`: one cron schedule per job (node-cron, explicit time zone),
+ * each job started `offsetMs` after its tick so that regional bursts interleave, never two runs of
+ * the same job at once (a tick that finds its job still running, or still waiting for its offset, is
+ * skipped and logged), and a graceful stop: no more ticks, pending starts cancelled, running jobs
+ * aborted at their next page boundary (the page in flight is finished) and awaited.
+ *
+ * The ticks come from a `TickSource`: node-cron by default, or any other clock (tests, drills).
+ */
+import { type Logger as CronLogger, createTask } from 'node-cron';
+import type { GuardLogger } from '../guard/types.js';
+import type { JobResult } from '../jobs/types.js';
+
+export interface ScheduledJob {
+  /** Unique: `trending:US`, `backfill`. */
+  name: string;
+  cron: string;
+  timeZone: string;
+  /** The job starts this long after each tick (stagger). */
+  offsetMs: number;
+  /** One run. It must end soon after `signal` aborts (at its next page boundary). */
+  run(signal: AbortSignal): Promise<JobResult>;
+}
+
+/** Where ticks come from. `schedule` calls `onTick` at every time the expression matches. */
+export interface TickSource {
+  schedule(job: ScheduledJob, onTick: (at: Date) => void): { stop(): void };
+}
+
+export type SchedulerEvent =
+  | { type: 'tick'; job: string; at: number }
+  | { type: 'start'; job: string; at: number }
+  | { type: 'skip'; job: string; at: number; why: 'running' | 'pending'; since: number }
+  | { type: 'finish'; job: string; at: number; result: JobResult }
+  | { type: 'error'; job: string; at: number; error: unknown };
+
+export interface SchedulerOptions {
+  jobs: readonly ScheduledJob[];
+  logger: GuardLogger & { error?(obj: object, msg: string): void };
+  /** Every tick, start, skip, finish and error (metrics, tests). Must not throw. */
+  onEvent?: (e: SchedulerEvent) => void;
+  /** Default: node-cron. */
+  ticks?: TickSource;
+  /** The clock for event times (default `Date.now`). */
+  now?: () => number;
+}
+
+/** node-cron as a tick source; its own warnings go to our logger. */
+export function cronTicks(logger: GuardLogger): TickSource {
+  const cronLogger: CronLogger = {
+    info: (m) => logger.info({ source: 'node-cron' }, m),
+    warn: (m) => logger.warn({ source: 'node-cron' }, m),
+    error: (m) => logger.warn({ source: 'node-cron' }, String(m)),
+    debug: () => undefined,
+  };
+  return {
+    schedule(job, onTick) {
+      const task = createTask(job.cron, (ctx) => onTick(ctx.date), {
+        timezone: job.timeZone,
+        name: job.name,
+        logger: cronLogger,
+      });
+      void task.start();
+      return { stop: () => void task.destroy() };
+    },
+  };
+}
+
+interface Running {
+  since: number;
+  done: Promise<void>;
+}
+
+export class Scheduler {
+  readonly #jobs: readonly ScheduledJob[];
+  readonly #logger: SchedulerOptions['logger'];
+  readonly #onEvent: ((e: SchedulerEvent) => void) | undefined;
+  readonly #ticks: TickSource;
+  readonly #now: () => number;
+  readonly #abort = new AbortController();
+  readonly #running = new Map<string, Running>();
+  readonly #pending = new Map<string, { timer: NodeJS.Timeout; since: number }>();
+  readonly #handles: Array<{ stop(): void }> = [];
+  readonly #results: JobResult[] = [];
+  #state: 'idle' | 'started' | 'stopping' | 'stopped' = 'idle';
+  #stopping: Promise<void> | undefined;
+
+  constructor(opts: SchedulerOptions) {
+    const names = new Set<string>();
+    for (const j of opts.jobs) {
+      if (names.has(j.name)) throw new Error(`scheduler: two jobs named '${j.name}'`);
+      names.add(j.name);
+    }
+    this.#jobs = opts.jobs;
+    this.#logger = opts.logger;
+    this.#onEvent = opts.onEvent;
+    this.#ticks = opts.ticks ?? cronTicks(opts.logger);
+    this.#now = opts.now ?? Date.now;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Jobs running now. */
+  running(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  /** Results of every finished run since start, in finishing order. */
+  results(): readonly JobResult[] {
+    return this.#results;
+  }
+
+  start(): void {
+    if (this.#state !== 'idle') return;
+    this.#state = 'started';
+    for (const job of this.#jobs) this.#handles.push(this.#ticks.schedule(job, () => this.#tick(job)));
+    this.#logger.info(
+      {
+        jobs: this.#jobs.map((j) => ({
+          job: j.name,
+          cron: j.cron,
+          timeZone: j.timeZone,
+          offsetMs: j.offsetMs,
+        })),
+      },
+      `scheduler started: ${this.#jobs.length} job${this.#jobs.length === 1 ? '' : 's'}`,
+    );
+  }
+
+  /** A tick of `job`'s schedule: start it after its offset, unless it is still running or pending. */
+  #tick(job: ScheduledJob): void {
+    if (this.#state !== 'started') return;
+    const at = this.#now();
+    this.#emit({ type: 'tick', job: job.name, at });
+    const pending = this.#pending.get(job.name);
+    const running = this.#running.get(job.name);
+    if (pending || running) {
+      const why = running ? 'running' : 'pending';
+      const since = running?.since ?? pending!.since;
+      this.#logger.warn(
+        { job: job.name, why, since: new Date(since).toISOString() },
+        `tick skipped: ${job.name} is still ${running ? 'running' : 'waiting for its offset'} (since ${new Date(since).toISOString()})`,
+      );
+      this.#emit({ type: 'skip', job: job.name, at, why, since });
+      return;
+    }
+    if (job.offsetMs <= 0) {
+      this.#startRun(job);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.#pending.delete(job.name);
+      this.#startRun(job);
+    }, job.offsetMs);
+    this.#pending.set(job.name, { timer, since: at });
+  }
+
+  /** Start `job` now (also used by `runNow`). Returns false when it is already running. */
+  #startRun(job: ScheduledJob): boolean {
+    if (this.#state !== 'started' || this.#running.has(job.name)) return false;
+    const since = this.#now();
+    this.#emit({ type: 'start', job: job.name, at: since });
+    const done = (async () => {
+      try {
+        const result = await job.run(this.#abort.signal);
+        this.#results.push(result);
+        this.#emit({ type: 'finish', job: job.name, at: this.#now(), result });
+      } catch (error) {
+        // A bug in a job: say so loudly, keep the other schedules going.
+        (this.#logger.error ?? this.#logger.warn).call(
+          this.#logger,
+          {
+            job: job.name,
+            err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error),
+          },
+          `${job.name} failed with an internal error`,
+        );
+        this.#emit({ type: 'error', job: job.name, at: this.#now(), error });
+      } finally {
+        this.#running.delete(job.name);
+      }
+    })();
+    this.#running.set(job.name, { since, done });
+    return true;
+  }
+
+  /** Run a job now, outside its schedule (same no-overlap rule). False when it is already running. */
+  runNow(name: string): boolean {
+    const job = this.#jobs.find((j) => j.name === name);
+    if (!job) throw new Error(`scheduler: no job named '${name}'`);
+    return this.#startRun(job);
+  }
+
+  /** Resolves when no job is running (new ticks may start more). */
+  async idle(): Promise<void> {
+    while (this.#running.size) await Promise.all([...this.#running.values()].map((r) => r.done));
+  }
+
+  /**
+   * Graceful stop: no more ticks, pending starts cancelled, running jobs aborted (each finishes or
+   * abandons its page in flight, never half-writes it) and awaited. Safe to call twice.
+   */
+  stop(reason = 'stop requested'): Promise<void> {
+    this.#stopping ??= this.#stop(reason);
+    return this.#stopping;
+  }
+
+  async #stop(reason: string): Promise<void> {
+    const wasStarted = this.#state === 'started';
+    this.#state = 'stopping';
+    for (const h of this.#handles.splice(0)) h.stop();
+    for (const p of this.#pending.values()) clearTimeout(p.timer);
+    this.#pending.clear();
+    const running = this.running();
+    if (wasStarted)
+      this.#logger.info(
+        { reason, running },
+        running.length
+          ? `stopping (${reason}): waiting for ${running.join(', ')} to finish the page in flight`
+          : `stopping (${reason})`,
+      );
+    this.#abort.abort();
+    await this.idle();
+    this.#state = 'stopped';
+    if (wasStarted) this.#logger.info({}, 'scheduler stopped');
+  }
+
+  #emit(e: SchedulerEvent): void {
+    try {
+      this.#onEvent?.(e);
+    } catch {
+      // An observer's bug must not stop the schedules.
+    }
+  }
+}

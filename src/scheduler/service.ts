@@ -1,0 +1,146 @@
+/**
+ * What `quota-guard run` runs: the scheduled jobs of a config (one trending job per region, staggered,
+ * and the backfill) on one guard, ledger and cache, with metrics fed by the guard and the jobs, and
+ * optionally the loopback /metrics and /healthz server. `stop()` is the graceful shutdown: no more
+ * ticks, running pages finished, then the HTTP server, the cache and the ledger closed.
+ */
+import type { Config } from '../config/types.js';
+import { createGuard, type Guard } from '../guard/guard.js';
+import type { GuardLogger } from '../guard/types.js';
+import { runBackfill } from '../jobs/backfill.js';
+import { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from '../jobs/context.js';
+import { runTrending } from '../jobs/trending.js';
+import type { JobContext } from '../jobs/types.js';
+import type { Ledger } from '../ledger/types.js';
+import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { type HttpAddress, type MetricsServer, startMetricsServer } from '../metrics/server.js';
+import type { ScheduledJob } from './scheduler.js';
+import { Scheduler, type SchedulerEvent, type TickSource } from './scheduler.js';
+
+export interface ScheduledJobsOptions {
+  /** The credential the jobs spend (default: the first in the config). */
+  credential?: string;
+  /** Regions (default: the config's). */
+  regions?: readonly string[];
+  /** Schedule the backfill too (default true). */
+  backfill?: boolean;
+}
+
+/** One trending job per region (region i starts i × stagger after each tick) and the backfill. */
+export function scheduledJobs(ctx: JobContext, options: ScheduledJobsOptions = {}): ScheduledJob[] {
+  const { trending: t, backfill: b } = ctx.config.schedules;
+  const regions = options.regions ?? ctx.config.regions;
+  const credential = options.credential !== undefined ? { credential: options.credential } : {};
+  const jobs: ScheduledJob[] = regions.map((region, i) => ({
+    name: `trending:${region}`,
+    cron: t.cron,
+    timeZone: t.timeZone,
+    offsetMs: i * t.staggerMs,
+    run: (signal) => runTrending(ctx, { region, signal, maxPages: t.maxPages, ...credential }),
+  }));
+  if (options.backfill !== false) {
+    jobs.push({
+      name: 'backfill',
+      cron: b.cron,
+      timeZone: b.timeZone,
+      offsetMs: b.staggerMs,
+      run: (signal) => runBackfill(ctx, { signal, ...credential }),
+    });
+  }
+  return jobs;
+}
+
+/** Metrics and logs from scheduler events. */
+export function observeScheduler(metrics: Metrics): (e: SchedulerEvent) => void {
+  return (e) => {
+    if (e.type === 'skip') metrics.skippedTick(e.job);
+    else if (e.type === 'finish') metrics.jobRun(e.result);
+  };
+}
+
+export interface ServiceOptions extends ScheduledJobsOptions {
+  config: Config;
+  ledger: Ledger;
+  logger: GuardLogger;
+  /** Serve /metrics and /healthz here. */
+  http?: HttpAddress;
+  /** Jobs to schedule instead of the config's (drills scale them). */
+  jobs?: (ctx: JobContext) => ScheduledJob[];
+  ticks?: TickSource;
+  /** Passed to the guard (drills: the simulator's reset instead of the upstream's midnight). */
+  nextReset?: (timeZone: string, nowMs: number) => number;
+  jobContext?: OpenJobContextOptions;
+  /** Every scheduler event, besides the metrics. */
+  onEvent?: (e: SchedulerEvent) => void;
+}
+
+export interface Service {
+  config: Config;
+  guard: Guard;
+  jobs: OpenedJobContext;
+  metrics: Metrics;
+  scheduler: Scheduler;
+  server?: MetricsServer;
+  /** Graceful: stop ticking, let running pages finish, close the server, the cache and the ledger. */
+  stop(reason?: string): Promise<void>;
+}
+
+/** Start the schedules (and the HTTP server when asked). The ledger is closed by `stop`. */
+export async function startService(opts: ServiceOptions): Promise<Service> {
+  const { config, ledger, logger } = opts;
+  const metrics = createMetrics();
+  const guard = createGuard({
+    config,
+    ledger,
+    logger,
+    onEvent: metrics.guardEvent,
+    ...(opts.nextReset ? { nextReset: opts.nextReset } : {}),
+  });
+  const jobs = openJobContext({ config, guard, logger }, opts.jobContext);
+  metrics.setSources({ config, ledger, cache: jobs.cache });
+  let server: MetricsServer | undefined;
+  try {
+    if (opts.http) {
+      server = await startMetricsServer({ metrics, ledger, cache: jobs.cache, ...opts.http });
+      logger.info({ url: server.url }, `serving ${server.url}/metrics and ${server.url}/healthz`);
+    }
+  } catch (e) {
+    await jobs.close();
+    throw e;
+  }
+  const observe = observeScheduler(metrics);
+  const scheduler = new Scheduler({
+    jobs: opts.jobs ? opts.jobs(jobs) : scheduledJobs(jobs, opts),
+    logger,
+    onEvent: (e) => {
+      observe(e);
+      opts.onEvent?.(e);
+    },
+    ...(opts.ticks ? { ticks: opts.ticks } : {}),
+  });
+  scheduler.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    config,
+    guard,
+    jobs,
+    metrics,
+    scheduler,
+    ...(server ? { server } : {}),
+    stop(reason) {
+      stopping ??= (async () => {
+        try {
+          await scheduler.stop(reason);
+        } finally {
+          try {
+            await server?.close();
+            await jobs.close();
+          } finally {
+            await ledger.close();
+          }
+        }
+      })();
+      return stopping;
+    },
+  };
+}

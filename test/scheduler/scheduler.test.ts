@@ -1,0 +1,225 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { JobResult } from '../../src/jobs/types.js';
+import {
+  type ScheduledJob,
+  Scheduler,
+  type SchedulerEvent,
+  type TickSource,
+} from '../../src/scheduler/index.js';
+import { capture } from '../guard/helpers.js';
+
+/** A clock we move by hand: `tick(name)` fires one job's schedule, `tickAll()` every one. */
+class ManualTicks implements TickSource {
+  readonly handlers = new Map<string, () => void>();
+  schedule(job: ScheduledJob, onTick: (at: Date) => void) {
+    this.handlers.set(job.name, () => onTick(new Date()));
+    return { stop: () => this.handlers.delete(job.name) };
+  }
+  tick(name: string): void {
+    this.handlers.get(name)?.();
+  }
+  tickAll(): void {
+    for (const h of [...this.handlers.values()]) h();
+  }
+}
+
+function result(job: string, startedAt: number, outcome: JobResult['outcome'] = 'done'): JobResult {
+  return {
+    job,
+    credential: 'default',
+    outcome,
+    exitCode: outcome === 'done' ? 0 : 75,
+    pages: 1,
+    units: 1,
+    failOpenUnits: 0,
+    videos: 50,
+    startedAt,
+    finishedAt: Date.now(),
+  };
+}
+
+/** A job that records when it started and finishes when `release()` is called (or at once). */
+function fakeJob(name: string, offsetMs: number, opts: { hold?: boolean; cron?: string } = {}) {
+  const starts: number[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const waiting: Array<() => void> = [];
+  const job: ScheduledJob & { starts: number[]; release(): void; maxActive(): number } = {
+    name,
+    cron: opts.cron ?? '0 * * * *',
+    timeZone: 'UTC',
+    offsetMs,
+    starts,
+    maxActive: () => maxActive,
+    release: () => {
+      for (const w of waiting.splice(0)) w();
+    },
+    async run(signal) {
+      const t = Date.now();
+      starts.push(t);
+      active++;
+      maxActive = Math.max(maxActive, active);
+      try {
+        if (opts.hold) {
+          await new Promise<void>((resolve) => {
+            waiting.push(resolve);
+            signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+        }
+        return result(name, t, signal.aborted ? 'aborted' : 'done');
+      } finally {
+        active--;
+      }
+    },
+  };
+  return job;
+}
+
+const schedulers: Scheduler[] = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  await Promise.all(schedulers.splice(0).map((s) => s.stop()));
+});
+
+function scheduler(jobs: ScheduledJob[], ticks?: TickSource) {
+  const log = capture();
+  const events: SchedulerEvent[] = [];
+  const s = new Scheduler({ jobs, logger: log, onEvent: (e) => events.push(e), ...(ticks ? { ticks } : {}) });
+  schedulers.push(s);
+  return { s, log, events };
+}
+
+describe('scheduler on a fake clock', () => {
+  it('starts each region its stagger after the tick, in order', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.setSystemTime(Date.parse('2026-01-15T10:00:00Z'));
+    const ticks = new ManualTicks();
+    const jobs = ['US', 'GB', 'DE', 'FR'].map((r, i) => fakeJob(`trending:${r}`, i * 120_000));
+    const { s } = scheduler(jobs, ticks);
+    s.start();
+    const t0 = Date.now();
+    ticks.tickAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(jobs.map((j) => j.starts.length)).toEqual([1, 0, 0, 0]);
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(jobs.map((j) => j.starts.length)).toEqual([1, 1, 0, 0]);
+    await vi.advanceTimersByTimeAsync(240_000);
+    expect(jobs.map((j) => j.starts[0]! - t0)).toEqual([0, 120_000, 240_000, 360_000]);
+    await s.idle();
+    expect(s.results().map((r) => r.job)).toEqual([
+      'trending:US',
+      'trending:GB',
+      'trending:DE',
+      'trending:FR',
+    ]);
+  });
+
+  it('skips and logs a tick that finds its job still running, and runs it again once it is done', async () => {
+    const ticks = new ManualTicks();
+    const us = fakeJob('trending:US', 0, { hold: true });
+    const gb = fakeJob('trending:GB', 0);
+    const { s, log, events } = scheduler([us, gb], ticks);
+    s.start();
+    ticks.tickAll();
+    await sleep(10);
+    ticks.tickAll(); // US still running: skipped; GB done already: runs again
+    await sleep(10);
+    expect(us.starts).toHaveLength(1);
+    expect(gb.starts).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'skip')).toMatchObject([{ job: 'trending:US', why: 'running' }]);
+    expect(
+      log.lines.find((l) => l.msg.startsWith('tick skipped: trending:US is still running')),
+    ).toBeDefined();
+    us.release();
+    await s.idle();
+    ticks.tick('trending:US');
+    await sleep(10);
+    us.release();
+    await s.idle();
+    expect(us.starts).toHaveLength(2);
+    expect(us.maxActive()).toBe(1);
+  });
+
+  it('skips a tick while the previous one still waits for its offset', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const ticks = new ManualTicks();
+    const late = fakeJob('trending:CA', 90_000);
+    const { s, events } = scheduler([late], ticks);
+    s.start();
+    ticks.tickAll();
+    await vi.advanceTimersByTimeAsync(60_000);
+    ticks.tickAll();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(late.starts).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'skip')).toMatchObject([{ job: 'trending:CA', why: 'pending' }]);
+  });
+
+  it('stops gracefully: no more ticks or pending starts, running jobs aborted and awaited', async () => {
+    const ticks = new ManualTicks();
+    const running = fakeJob('backfill', 0, { hold: true });
+    const pending = fakeJob('trending:US', 60_000);
+    const { s, events } = scheduler([running, pending], ticks);
+    s.start();
+    ticks.tickAll();
+    await sleep(5);
+    expect(s.running()).toEqual(['backfill']);
+    await s.stop('test');
+    expect(s.running()).toEqual([]);
+    expect(s.results()).toMatchObject([{ job: 'backfill', outcome: 'aborted' }]);
+    expect(ticks.handlers.size).toBe(0);
+    ticks.tickAll();
+    await sleep(5);
+    expect(pending.starts).toHaveLength(0);
+    expect(events.filter((e) => e.type === 'start').map((e) => e.job)).toEqual(['backfill']);
+  });
+
+  it('keeps the other schedules going when a job throws', async () => {
+    const ticks = new ManualTicks();
+    const bad: ScheduledJob = {
+      name: 'trending:US',
+      cron: '* * * * *',
+      timeZone: 'UTC',
+      offsetMs: 0,
+      run: () => Promise.reject(new Error('boom')),
+    };
+    const good = fakeJob('trending:GB', 0);
+    const { s, events, log } = scheduler([bad, good], ticks);
+    s.start();
+    ticks.tickAll();
+    await s.idle();
+    ticks.tickAll();
+    await s.idle();
+    expect(good.starts).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'error')).toHaveLength(2);
+    expect(log.lines.some((l) => l.msg === 'trending:US failed with an internal error')).toBe(true);
+  });
+});
+
+describe('scheduler on node-cron with a short cron expression', () => {
+  it('ticks every second, staggers, and never runs a job twice at once', async () => {
+    // A job that lasts longer than its period: every other tick finds it running.
+    const slow = fakeJob('backfill', 0, { cron: '* * * * * *' });
+    const slowRun = slow.run.bind(slow);
+    slow.run = async (signal) => {
+      const r = slowRun(signal);
+      await sleep(1_500);
+      return r;
+    };
+    const a = fakeJob('trending:US', 0, { cron: '* * * * * *' });
+    const b = fakeJob('trending:GB', 400, { cron: '* * * * * *' });
+    const { s, events } = scheduler([slow, a, b]);
+    s.start();
+    const deadline = Date.now() + 20_000;
+    while ((a.starts.length < 3 || events.every((e) => e.type !== 'skip')) && Date.now() < deadline)
+      await sleep(100);
+    await s.stop();
+    expect(a.starts.length).toBeGreaterThanOrEqual(3);
+    // GB starts 400 ms after US on the same tick (allowing for a loaded machine).
+    const gaps = b.starts.map((t) => t - (a.starts.filter((x) => x <= t).at(-1) ?? 0));
+    expect(gaps.length).toBeGreaterThan(0);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(350);
+    expect(slow.maxActive()).toBe(1);
+    expect(events.some((e) => e.type === 'skip' && e.job === 'backfill')).toBe(true);
+  });
+});

@@ -1,0 +1,194 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openCache } from '../../src/cache/index.js';
+import { parseConfig } from '../../src/config/index.js';
+import { bucketWindow } from '../../src/guard/index.js';
+import { openLedger } from '../../src/ledger/index.js';
+import { type ScheduledJob, startService, type TickSource } from '../../src/scheduler/index.js';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { capture } from '../guard/helpers.js';
+import { KEY_ENV, secretKey, tmpPath } from '../jobs/helpers.js';
+import { get, sample, scrape } from '../metrics/helpers.js';
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+async function simulator(latencyMs: number): Promise<Simulator> {
+  const sim = await startSimulator({ port: 0, faults: { latencyMs } });
+  cleanup.push(() => sim.close());
+  return sim;
+}
+
+async function until(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Ticks fired by hand. */
+function manualTicks(): TickSource & { fire(): void } {
+  const handlers: Array<() => void> = [];
+  return {
+    schedule(_job: ScheduledJob, onTick: (at: Date) => void) {
+      const h = () => onTick(new Date());
+      handlers.push(h);
+      return { stop: () => handlers.splice(handlers.indexOf(h), 1) };
+    },
+    fire: () => {
+      for (const h of [...handlers]) h();
+    },
+  };
+}
+
+describe('graceful shutdown while a page is in flight', () => {
+  it('finishes and writes the page, spends nothing more, and closes the ledger and the cache', async () => {
+    const sim = await simulator(700);
+    const key = secretKey();
+    const cachePath = tmpPath('cache.db');
+    const store = `sqlite:${tmpPath('ledger.db')}`;
+    const config = parseConfig(
+      {
+        store,
+        cache: { path: cachePath },
+        upstream: { baseUrl: sim.url },
+        credentials: [{ id: 'default', apiKeyEnv: KEY_ENV }],
+        regions: ['US'],
+      },
+      { env: { [KEY_ENV]: key } },
+    );
+    const ticks = manualTicks();
+    const log = capture();
+    const service = await startService({
+      config,
+      ledger: await openLedger(store),
+      logger: log,
+      ticks,
+      backfill: false,
+    });
+    ticks.fire();
+    await until('the first page to be in flight', () => sim.requests.length >= 1);
+    await service.stop('test');
+
+    expect(service.scheduler.results()).toMatchObject([
+      { job: 'trending:US', outcome: 'aborted', pages: 1, units: 1, videos: 50 },
+    ]);
+    expect(sim.requests.map((r) => r.status)).toEqual([200]);
+    // The cache and the ledger were closed; reopened, they hold exactly the one whole page.
+    const cache = openCache(cachePath);
+    cleanup.push(async () => cache.close());
+    const snap = cache.latestSnapshot('US');
+    expect(snap?.videos.map((v) => v.rank)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    const ledger = await openLedger(store);
+    cleanup.push(() => ledger.close());
+    const cred = config.credential('default');
+    expect((await ledger.peek(bucketWindow(cred, cred.buckets['units']!, Date.now()))).used).toBe(1);
+    expect(JSON.stringify(log.lines)).not.toContain(key);
+  });
+});
+
+/** `quota-guard run` as its own process, stopped with a real SIGTERM. */
+describe('quota-guard run', () => {
+  let child: ChildProcess | undefined;
+  afterEach(() => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  it('runs the schedules, serves /metrics and /healthz, and exits 0 on SIGTERM with every fetched page written', async () => {
+    const sim = await simulator(250);
+    const key = secretKey();
+    const cachePath = tmpPath('cache.db');
+    const file = tmpPath('run.yaml');
+    writeFileSync(
+      file,
+      [
+        `store: sqlite:${tmpPath('ledger.db')}`,
+        `cache: { path: ${cachePath} }`,
+        `upstream: { baseUrl: ${sim.url} }`,
+        `credentials: [{ id: default, apiKeyEnv: ${KEY_ENV} }]`,
+        'regions: [US, GB]',
+        'schedules:',
+        '  trending: { cron: "* * * * * *", stagger: 300ms, maxPages: 3 }',
+        '  backfill: { cron: "*/2 * * * * *" }',
+      ].join('\n'),
+    );
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/bin.ts', 'run', '--config', file, '--http', '127.0.0.1:0'],
+      { env: { ...process.env, [KEY_ENV]: key, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    let stdout = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+
+    await until(
+      'the metrics server',
+      () => /serving http:\/\/127\.0\.0\.1:\d+\/metrics/.test(stderr),
+      30_000,
+    );
+    const base = /serving (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(stderr)![1]!;
+    await until(
+      'pages of both regions',
+      () => /"region":"US"/.test(stderr) && /"region":"GB"/.test(stderr),
+      30_000,
+    );
+    const health = await get(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    const f = await scrape(base);
+    expect(sample(f, 'quota_guard_units_used', { credential: 'default', bucket: 'units' })).toBeGreaterThan(
+      0,
+    );
+    expect(sample(f, 'quota_guard_cache_videos')).toBeGreaterThan(0);
+
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, sleep(30_000).then(() => 'timeout')]);
+    expect(code).toBe(0);
+    expect(stderr).toContain('stopping (signal)');
+    expect(stderr).toContain('scheduler stopped');
+    expect(stderr).not.toContain('internal error');
+    expect(stderr + stdout).not.toContain(key);
+
+    // Every request the upstream answered was a page (or batch) the jobs wrote: nothing fetched and lost.
+    const lines = stderr.split('\n').filter((l) => l.startsWith('{'));
+    const written = lines.filter((l) => /"msg":"(trending page|backfill batch) written"/.test(l)).length;
+    expect(written).toBeGreaterThan(0);
+    expect(sim.requests.filter((r) => r.status === 200)).toHaveLength(written);
+    const cache = openCache(cachePath);
+    cleanup.push(async () => cache.close());
+    for (const region of ['US', 'GB']) {
+      const snap = cache.latestSnapshot(region);
+      expect(snap).toBeDefined();
+      expect(snap!.videos.length % 50 === 0 || snap!.videos.length >= 190).toBe(true);
+      expect(snap!.videos.map((v) => v.rank)).toEqual(snap!.videos.map((_, i) => i));
+    }
+    // No two runs of one job overlapped: each run's start comes after the previous run's end.
+    const runs = cache.recentRuns({ limit: 1000 });
+    for (const job of ['trending:US', 'trending:GB']) {
+      const mine = runs.filter((r) => r.job === job).sort((a, b) => a.startedAt - b.startedAt);
+      expect(mine.length).toBeGreaterThan(0);
+      for (let i = 1; i < mine.length; i++)
+        expect(mine[i]!.startedAt).toBeGreaterThanOrEqual(mine[i - 1]!.finishedAt);
+    }
+  }, 90_000);
+
+  it('exits 78 with one line when the API key variable is missing', async () => {
+    const file = tmpPath('nokey.yaml');
+    writeFileSync(file, 'credentials: [{ id: default, apiKeyEnv: QG_TEST_NO_SUCH_KEY }]\n');
+    const { cli } = await import('../cli/helpers.js');
+    const r = await cli('run', '--config', file);
+    expect(r.code).toBe(78);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('QG_TEST_NO_SUCH_KEY');
+  });
+});
