@@ -66,7 +66,7 @@ export function loadScripts(dir = LUA_DIR): LoadedScript[] {
 let cached: LoadedScript[] | undefined;
 
 type ScriptReply = number | string | Array<number | string | null>;
-type ScriptFn = (...args: Array<string | number>) => Promise<ScriptReply>;
+type ScriptFn = (...args: Array<string | number | Array<string | number>>) => Promise<ScriptReply>;
 interface LedgerCommands {
   qgSpend: ScriptFn;
   qgRefund: ScriptFn;
@@ -148,16 +148,22 @@ export class LedgerScripts {
   /** `onError` maps a failed call (one promise for both outcomes: this is the hot path). */
   spend(req: BackendSpend, onError: (e: unknown) => never): Promise<Decision> {
     const n = req.budgets.length;
-    const args: Array<string | number> = [2 * n];
-    const argv: Array<string | number> = [req.id, req.cost];
-    const budgetKeys: string[] = [];
-    for (const b of req.budgets) {
+    // numkeys, KEYS (log, meta per budget), then ARGV: id, cost, (limit, window) per budget.
+    const args: Array<string | number> = new Array(1 + 4 * n + 2);
+    const budgetKeys: string[] = new Array(n);
+    args[0] = 2 * n;
+    args[2 * n + 1] = req.id;
+    args[2 * n + 2] = req.cost;
+    for (let i = 0; i < n; i++) {
+      const b = req.budgets[i]!;
       const ik = this.#internal(b.key);
-      args.push(ik.log, ik.meta);
-      argv.push(b.limit, b.windowMs);
-      budgetKeys.push(b.key);
+      args[1 + 2 * i] = ik.log;
+      args[2 + 2 * i] = ik.meta;
+      args[2 * n + 3 + 2 * i] = b.limit;
+      args[2 * n + 4 + 2 * i] = b.windowMs;
+      budgetKeys[i] = b.key;
     }
-    return this.#c.qgSpend(...args, ...argv).then((reply) => this.#decision(req, budgetKeys, reply), onError);
+    return this.#c.qgSpend(args).then((reply) => this.#decision(req, budgetKeys, reply), onError);
   }
 
   #decision(req: BackendSpend, budgetKeys: string[], reply: ScriptReply): Decision {

@@ -20,6 +20,15 @@ function describe(v: unknown): string {
   return typeof v;
 }
 
+/** The check of positiveInt without the error, so hot paths build field names only on failure. */
+function isPositiveInt(v: unknown, max: number): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max;
+}
+
+function isValidKey(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= MAX_KEY_LENGTH;
+}
+
 export function positiveInt(field: string, v: unknown, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
     throw new InvalidArgumentError(field, `must be an integer >= 1, got ${describe(v)}`);
@@ -74,15 +83,17 @@ export function validateSpend(req: unknown): ValidSpend {
     if (typeof b !== 'object' || b === null) {
       throw new InvalidArgumentError(`budgets[${i}]`, `must be an object { key, limit, windowMs }`);
     }
-    const key = validateKey(`budgets[${i}].key`, b.key);
+    const { key, limit, windowMs } = b;
+    if (!isValidKey(key)) validateKey(`budgets[${i}].key`, key);
     for (let j = 0; j < i; j++) {
       if (budgets[j]!.key === key) {
         throw new InvalidArgumentError(`budgets[${i}].key`, `'${key}' appears twice in one spend`);
       }
     }
-    const limit = positiveInt(`budgets[${i}].limit`, b.limit);
-    const windowMs = positiveInt(`budgets[${i}].windowMs`, b.windowMs, MAX_WINDOW_MS);
-    budgets.push({ key, limit, windowMs });
+    if (!isPositiveInt(limit, Number.MAX_SAFE_INTEGER)) positiveInt(`budgets[${i}].limit`, limit);
+    if (!isPositiveInt(windowMs, MAX_WINDOW_MS))
+      positiveInt(`budgets[${i}].windowMs`, windowMs, MAX_WINDOW_MS);
+    budgets.push({ key: key as string, limit: limit as number, windowMs: windowMs as number });
   }
   for (let i = 0; i < budgets.length; i++) {
     const b = budgets[i]!;
