@@ -3,17 +3,16 @@
  * stderr, pino lines included), and a unique Redis key prefix per test.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import YAML from 'yaml';
 import { tmpPath } from '../jobs/helpers.js';
 
-let n = 0;
-
-/** A key prefix on the shared private Redis no other test uses. */
+/** A key prefix on the shared private Redis no other test (in this file or another) uses. */
 export function prefix(): string {
-  return `${inject('keyPrefix')}e2e${n++}:`;
+  return `${inject('keyPrefix')}e2e:${randomUUID()}:`;
 }
 
 /** Write a config object as a YAML file; returns its path. */

@@ -4,23 +4,17 @@
  * terminal, periodic log lines otherwise. Exit 0 done (or --max-units spent), 75 stopped at the
  * headroom line or by the budget, 69 store or upstream unavailable, 78 configuration error.
  */
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { runBackfill } from '../../jobs/backfill.js';
-import { openJobContext } from '../../jobs/context.js';
 import { backfillProgress } from '../../jobs/progress.js';
-import { abortOnSignals } from '../../jobs/run.js';
 import { jobJson, jobLine } from '../../jobs/summary.js';
-import { configOption, withContext } from '../context.js';
+import { configOption } from '../context.js';
 import { action } from '../run.js';
-import { type JobCommandOptions, preflight } from './fetch.js';
+import { type JobCommandOptions, preflight, withJobs } from './fetch.js';
+import { positiveInt } from './spend.js';
 
 interface BackfillCommandOptions extends JobCommandOptions {
   maxUnits?: number;
-}
-
-export function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be an integer >= 1');
-  return Number(value);
 }
 
 export function register(program: Command): void {
@@ -36,29 +30,18 @@ export function register(program: Command): void {
   ).action(
     action(async (opts: BackfillCommandOptions) => {
       const { credential } = preflight(opts, () => undefined);
-      return withContext(
-        opts,
-        async (ctx) => {
-          const jobs = openJobContext(ctx);
-          const { signal, dispose } = abortOnSignals();
-          try {
-            const result = await runBackfill(jobs, {
-              credential,
-              signal,
-              progress: backfillProgress({ logger: ctx.logger }),
-              ...(opts.maxUnits !== undefined ? { maxUnits: opts.maxUnits } : {}),
-            });
-            process.stdout.write(
-              opts.json ? `${JSON.stringify(jobJson(result), null, 2)}\n` : `${jobLine(result)}\n`,
-            );
-            return result.exitCode;
-          } finally {
-            dispose();
-            await jobs.close();
-          }
-        },
-        { allowUnreachable: true },
-      );
+      return withJobs(opts, async (jobs, signal) => {
+        const result = await runBackfill(jobs, {
+          credential,
+          signal,
+          progress: backfillProgress({ logger: jobs.logger }),
+          ...(opts.maxUnits !== undefined ? { maxUnits: opts.maxUnits } : {}),
+        });
+        process.stdout.write(
+          opts.json ? `${JSON.stringify(jobJson(result), null, 2)}\n` : `${jobLine(result)}\n`,
+        );
+        return result.exitCode;
+      });
     }),
   );
 }

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/types.js';
-import { openJobContext } from '../../jobs/context.js';
+import { type OpenedJobContext, openJobContext } from '../../jobs/context.js';
 import { abortOnSignals, combinedExitCode } from '../../jobs/run.js';
 import { jobJson, jobLine, totals } from '../../jobs/summary.js';
 import { runTrending } from '../../jobs/trending.js';
@@ -42,6 +42,31 @@ export function preflight<T>(
   return { config, credential, checked };
 }
 
+/**
+ * Open the command's context and the jobs' (cache, upstream clients), run `fn` with an AbortSignal
+ * tied to SIGINT/SIGTERM, and close everything however it ends. An unreachable Redis is the
+ * store-down policy's business (cheap calls fail open), not an error at open.
+ */
+export function withJobs(
+  opts: ConfigOptions,
+  fn: (jobs: OpenedJobContext, signal: AbortSignal) => Promise<number>,
+): Promise<number> {
+  return withContext(
+    opts,
+    async (ctx) => {
+      const jobs = openJobContext(ctx);
+      const { signal, dispose } = abortOnSignals();
+      try {
+        return await fn(jobs, signal);
+      } finally {
+        dispose();
+        await jobs.close();
+      }
+    },
+    { allowUnreachable: true },
+  );
+}
+
 export function register(program: Command): void {
   configOption(
     program
@@ -62,33 +87,21 @@ export function register(program: Command): void {
       const { credential, checked: regions } = preflight(opts, (config) =>
         opts.region.length ? [...new Set(opts.region.map((r) => config.region(r)))] : config.regions,
       );
-      return withContext(
-        opts,
-        async (ctx) => {
-          const jobs = openJobContext(ctx);
-          const { signal, dispose } = abortOnSignals();
-          try {
-            const results = await Promise.all(
-              regions.map((region) => runTrending(jobs, { region, credential, signal })),
-            );
-            if (opts.json) {
-              process.stdout.write(`${JSON.stringify(results.map(jobJson), null, 2)}\n`);
-            } else {
-              const t = totals(results);
-              process.stdout.write(
-                `${results.map(jobLine).join('\n')}\n` +
-                  `total: ${t.pages} pages, ${t.videos} videos, ${t.units} units of ${credential}\n`,
-              );
-            }
-            return combinedExitCode(results);
-          } finally {
-            dispose();
-            await jobs.close();
-          }
-        },
-        // An unreachable Redis is the store-down policy's business (cheap calls fail open).
-        { allowUnreachable: true },
-      );
+      return withJobs(opts, async (jobs, signal) => {
+        const results = await Promise.all(
+          regions.map((region) => runTrending(jobs, { region, credential, signal })),
+        );
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(results.map(jobJson), null, 2)}\n`);
+        } else {
+          const t = totals(results);
+          process.stdout.write(
+            `${results.map(jobLine).join('\n')}\n` +
+              `total: ${t.pages} pages, ${t.videos} videos, ${t.units} units of ${credential}\n`,
+          );
+        }
+        return combinedExitCode(results);
+      });
     }),
   );
 }

@@ -9,7 +9,7 @@ import { loadConfig } from '../../config/load.js';
 import { type ConfigOptions, configOption } from '../context.js';
 import { formatNumber } from '../format.js';
 import { action } from '../run.js';
-import { positiveInt } from './backfill.js';
+import { positiveInt } from './spend.js';
 
 interface SearchCommandOptions extends ConfigOptions {
   region?: string;

@@ -19,7 +19,7 @@ interface SpendOptions extends ConfigOptions {
   json?: boolean;
 }
 
-function positiveInt(value: string): number {
+export function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be an integer >= 1');
   return Number(value);
 }
