@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
 import { register as backfill } from './commands/backfill.js';
 import { register as demo } from './commands/demo.js';
+import { register as drill } from './commands/drill.js';
 import { register as fetch } from './commands/fetch.js';
 import { register as plan } from './commands/plan.js';
 import { register as run } from './commands/run.js';
@@ -36,6 +37,7 @@ const COMMANDS: Array<(p: Command) => void> = [
   demo,
   plan,
   run,
+  drill,
 ];
 
 export async function main(argv: string[] = process.argv): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
-import type { GuardLogger } from '../guard/types.js';
+import type { GuardEvent, GuardLogger } from '../guard/types.js';
 import { runBackfill } from '../jobs/backfill.js';
 import { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from '../jobs/context.js';
 import { runTrending } from '../jobs/trending.js';
@@ -72,6 +72,8 @@ export interface ServiceOptions extends ScheduledJobsOptions {
   jobContext?: OpenJobContextOptions;
   /** Every scheduler event, besides the metrics. */
   onEvent?: (e: SchedulerEvent) => void;
+  /** Every guard event, besides the metrics. */
+  onGuardEvent?: (e: GuardEvent) => void;
 }
 
 export interface Service {
@@ -93,7 +95,12 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     config,
     ledger,
     logger,
-    onEvent: metrics.guardEvent,
+    onEvent: opts.onGuardEvent
+      ? (e) => {
+          metrics.guardEvent(e);
+          opts.onGuardEvent!(e);
+        }
+      : metrics.guardEvent,
     ...(opts.nextReset ? { nextReset: opts.nextReset } : {}),
   });
   const jobs = openJobContext({ config, guard, logger }, opts.jobContext);

@@ -1,0 +1,100 @@
+/**
+ * `quota-guard drill [--json] [--day-seconds N] [--store URL] [--profile P] [--quota N]`: run one
+ * compressed quota day against the simulator with the real scheduler, guard, ledger and cache, print
+ * the figures and check them. Exit 0 when every check passes, 70 when one fails.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type DrillReport, runDrill } from '../../drill/drill.js';
+import { ExitCode } from '../../errors.js';
+import { PROFILE_IDS, type ProfileId } from '../../quota/profiles.js';
+import { formatNumber, table } from '../format.js';
+import { action } from '../run.js';
+
+interface DrillCommandOptions {
+  json?: boolean;
+  daySeconds: number;
+  store?: string;
+  profile: ProfileId;
+  quota: number;
+  keep?: boolean;
+}
+
+function integer(min: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min)
+      throw new InvalidArgumentError(`must be an integer >= ${min}`);
+    return Number(value);
+  };
+}
+
+export function register(program: Command): void {
+  program
+    .command('drill')
+    .description(
+      'run one compressed quota day against the simulator (8 regions, a backfill backlog, a manual burst, someone else’s spend) and check the figures',
+    )
+    .option('--json', 'print one JSON object')
+    .option('--day-seconds <n>', 'length of the compressed day in seconds (at least 24)', integer(24), 120)
+    .option(
+      '--store <url>',
+      'the ledger: sqlite:<path>, redis://host:port or redis-cluster://… (default: a temporary SQLite file)',
+    )
+    .addOption(
+      new Option('--profile <id>', 'quota model').choices(PROFILE_IDS as string[]).default('youtube-classic'),
+    )
+    .option('--quota <n>', 'daily quota of the metered bucket', integer(100), 10_000)
+    .option('--keep', 'keep the temporary ledger and cache files')
+    .action(
+      action(async (opts: DrillCommandOptions) => {
+        const progress = opts.json ? undefined : (line: string) => process.stderr.write(`drill: ${line}\n`);
+        const report = await runDrill({
+          daySeconds: opts.daySeconds,
+          profile: opts.profile,
+          quota: opts.quota,
+          ...(opts.store !== undefined ? { store: opts.store } : {}),
+          ...(opts.keep ? { keep: true } : {}),
+          ...(progress ? { onProgress: progress } : {}),
+        });
+        process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderDrill(report));
+        return report.ok ? ExitCode.OK : ExitCode.SOFTWARE;
+      }),
+    );
+}
+
+/** The human form of a drill report. */
+export function renderDrill(r: DrillReport): string {
+  const out = [
+    `quota-guard drill — ${r.store} ledger, ${r.profile}, a ${r.daySeconds}s day (an hour is ${r.hourSeconds}s), ${r.regions} regions, backlog ${formatNumber(r.backlogVideos)} videos`,
+    '',
+  ];
+  const rows = [['  bucket', 'quota', 'behind', 'spendable', 'served', 'charged', 'recorded', 'utilisation']];
+  for (const [id, b] of Object.entries(r.buckets))
+    rows.push([
+      `  ${id}`,
+      formatNumber(b.quota),
+      formatNumber(b.behind),
+      formatNumber(b.spendable),
+      formatNumber(b.served),
+      formatNumber(b.charged),
+      formatNumber(b.recorded),
+      `${(b.utilisation * 100).toFixed(2)}%`,
+    ]);
+  out.push(table(rows), '');
+  out.push(
+    `  units spent: trending ${formatNumber(r.trendingUnits)}, backfill ${formatNumber(r.backfillUnits)}, manual ${formatNumber(r.manualUnits)}`,
+    `  runs: ${Object.entries(r.runs)
+      .map(
+        ([job, o]) =>
+          `${job} ${Object.entries(o)
+            .map(([k, n]) => `${n} ${k}`)
+            .join(', ')}`,
+      )
+      .join('; ')}; ${r.skippedTicks} ticks skipped (job still running)`,
+    `  upstream quotaExceeded: ${r.upstreamQuotaExceeded} before the block (${r.upstreamQuotaExceededTotal} in all)${r.blockedAtDayFraction !== null ? `, bucket blocked at ${(r.blockedAtDayFraction * 100).toFixed(0)}% of the day` : ''}`,
+    `  scheduled spends denied: ${r.scheduledDenied} by the budget, ${r.scheduledBlocked} by the upstream block`,
+    '',
+  );
+  for (const c of r.checks) out.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
+  out.push('', r.ok ? 'drill passed' : 'drill FAILED');
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,546 @@
+/**
+ * The compressed-day drill: one whole quota day scaled down in time, run against the simulator by
+ * the real scheduler, guard, ledger and cache, then checked.
+ *
+ * - The simulator's day lasts `daySeconds`, and so does the credential's sliding window; the
+ *   schedules are scaled to match (an "hour" is a 24th of the day, rounded to a period node-cron can
+ *   tick: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60 seconds, or whole minutes dividing an hour).
+ * - 8 regional trending jobs every hour, staggered by 2 scaled minutes; the backfill every hour, half
+ *   an hour later, with a cache backlog larger than the whole day's quota and an hourly budget that
+ *   spreads it over the day (as `backfill-hourly` does in production).
+ * - A manual burst of `search.list` calls at a third of the day, and "someone else spent 2,000
+ *   units of the key" injected at the simulator at mid-day, behind the guard's back.
+ *
+ * Checked at the end: the bucket the backfill spends is used (≥ 0.99 of what was spendable), the
+ * upstream answered quotaExceeded at most once before the guard blocked the bucket and never after,
+ * the simulator charged exactly what the ledger recorded, and the scheduled jobs were never denied by
+ * the budget while the backfill ran (the backfill only took headroom).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openCache } from '../cache/index.js';
+import { parseConfig } from '../config/load.js';
+import type { Config, CredentialConfig } from '../config/types.js';
+import { InvalidArgumentError } from '../errors.js';
+import { bucketWindow } from '../guard/keys.js';
+import type { GuardEvent, GuardLogger } from '../guard/types.js';
+import { backfillMethod } from '../jobs/backfill.js';
+import type { JobResult } from '../jobs/types.js';
+import { openLedger } from '../ledger/index.js';
+import type { LedgerKind } from '../ledger/types.js';
+import { getProfile, type ProfileId } from '../quota/profiles.js';
+import { type Service, startService } from '../scheduler/service.js';
+import { type Simulator, startSimulator } from '../simulator/index.js';
+
+const DAY_SECONDS = 86_400;
+/** Cron periods node-cron can tick evenly, in seconds. */
+const PERIODS = [
+  1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60, 120, 180, 240, 300, 360, 600, 720, 900, 1200, 1800, 3600,
+];
+const KEY_ENV = 'QG_DRILL_API_KEY';
+const CREDENTIAL = 'default';
+const PROJECT = 'default';
+
+export interface DrillOptions {
+  /** Length of the compressed day in seconds (default 120; at least 24). */
+  daySeconds?: number;
+  /** The ledger: `sqlite:<path>`, `redis://…` or `redis-cluster://…` (default: a fresh SQLite file). */
+  store?: string;
+  /** Key prefix on Redis (default: one of its own per drill). */
+  keyPrefix?: string;
+  /** Quota model (default youtube-classic, where the backfill competes with trending for `units`). */
+  profile?: ProfileId;
+  /** Daily quota of `units` (and of `videos.batchGetStats` under youtube-2026); default 10,000. */
+  quota?: number;
+  /** Units someone else spends of the key at mid-day, behind the guard's back (default 20 % of the quota). */
+  behind?: number;
+  /** Manual `search.list` calls in the burst (default 5). */
+  burstCalls?: number;
+  /** Pages per chart (default 4: the whole chart). */
+  maxPages?: number;
+  /** Regions (default the 8 defaults). */
+  regions?: readonly string[];
+  /** Keep the work directory (ledger and cache files) instead of removing it. */
+  keep?: boolean;
+  /** A line now and then while the day runs. */
+  onProgress?: (line: string) => void;
+}
+
+export interface DrillBucket {
+  quota: number;
+  reserve: number;
+  /** Units charged by the simulator for our requests (refused ones included: it charges them). */
+  charged: number;
+  /** Units in the ledger's window at the end of the day. */
+  recorded: number;
+  /** Units of our requests the simulator served (charged less quotaExceeded answers). */
+  served: number;
+  /** Units someone else spent behind the guard's back. */
+  behind: number;
+  /** What we could spend: min(quota − reserve, quota − behind). */
+  spendable: number;
+  utilisation: number;
+}
+
+export interface DrillCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface DrillReport {
+  ok: boolean;
+  store: LedgerKind;
+  profile: ProfileId;
+  daySeconds: number;
+  /** Length of one scaled hour (the cron period) in seconds. */
+  hourSeconds: number;
+  regions: number;
+  /** The bucket the backfill spends (utilisation is checked on it). */
+  backfillBucket: string;
+  /** Utilisation of the backfill's bucket: served / spendable. */
+  utilisation: number;
+  /** quotaExceeded answers the jobs saw before the guard blocked the bucket. */
+  upstreamQuotaExceeded: number;
+  /** quotaExceeded answers in all (requests already in flight when the block landed included). */
+  upstreamQuotaExceededTotal: number;
+  /** Spends the ledger allowed on a blocked bucket after the block (must be 0). */
+  allowedAfterBlock: number;
+  /** Units the simulator charged for our requests, all buckets. */
+  chargedUnits: number;
+  /** Units the ledger recorded, all buckets. */
+  recordedUnits: number;
+  /** Scheduled spends the budget denied (not counting the upstream block). */
+  scheduledDenied: number;
+  /** Scheduled spends denied because the bucket was blocked after the upstream's quotaExceeded. */
+  scheduledBlocked: number;
+  backfillUnits: number;
+  trendingUnits: number;
+  manualUnits: number;
+  failOpenSpends: number;
+  /** Cached videos the backfill had to refresh at the start. */
+  backlogVideos: number;
+  runs: Record<string, Record<string, number>>;
+  skippedTicks: number;
+  /** When the upstream blocked the bucket, as a fraction of the day (null when it never did). */
+  blockedAtDayFraction: number | null;
+  buckets: Record<string, DrillBucket>;
+  checks: DrillCheck[];
+  elapsedMs: number;
+}
+
+/** The largest period node-cron ticks evenly that fits 24 times in the day. */
+export function scaledHourSeconds(daySeconds: number): number {
+  const hour = daySeconds / 24;
+  let best = 0;
+  for (const p of PERIODS) if (p <= hour) best = p;
+  if (best === 0) throw new InvalidArgumentError('daySeconds', `must be at least 24 (got ${daySeconds})`);
+  return best;
+}
+
+function cronEvery(seconds: number): string {
+  if (seconds < 60) return `*/${seconds} * * * * *`;
+  if (seconds < 3600) return `0 */${seconds / 60} * * * *`;
+  return '0 0 * * * *';
+}
+
+interface Tally {
+  events: GuardEvent[];
+  firstBlockAt: number | null;
+  quotaExceededBeforeBlock: number;
+  quotaExceededTotal: number;
+  allowedAfterBlock: number;
+  blocked: Set<string>;
+  scheduledDenied: number;
+  scheduledBlocked: number;
+  manualUnits: number;
+  failOpen: number;
+}
+
+function tally(): Tally & { on(e: GuardEvent): void } {
+  const t: Tally & { on(e: GuardEvent): void } = {
+    events: [],
+    firstBlockAt: null,
+    quotaExceededBeforeBlock: 0,
+    quotaExceededTotal: 0,
+    allowedAfterBlock: 0,
+    blocked: new Set(),
+    scheduledDenied: 0,
+    scheduledBlocked: 0,
+    manualUnits: 0,
+    failOpen: 0,
+    on(e) {
+      switch (e.type) {
+        case 'upstream-error':
+          if (e.error.reason === 'quotaExceeded') {
+            t.quotaExceededTotal++;
+            if (t.firstBlockAt === null) t.quotaExceededBeforeBlock++;
+          }
+          break;
+        case 'block':
+          t.firstBlockAt ??= Date.now();
+          t.blocked.add(e.bucket);
+          break;
+        case 'spend': {
+          const o = e.outcome;
+          if (o.allowed && t.blocked.has(o.bucket)) t.allowedAfterBlock++;
+          if (o.allowed && o.tier === 'manual') t.manualUnits += o.cost;
+          if (!o.allowed && o.tier === 'scheduled') {
+            if (o.reason === 'blocked') t.scheduledBlocked++;
+            else t.scheduledDenied++;
+          }
+          break;
+        }
+        case 'refund':
+          if (e.outcome.tier === 'manual') t.manualUnits -= e.outcome.cost;
+          break;
+        case 'fail-open':
+          t.failOpen++;
+          break;
+        default:
+          break;
+      }
+    },
+  };
+  return t;
+}
+
+/** A logger that keeps the last warnings (a drill writes thousands of page lines otherwise). */
+function quietLogger(): GuardLogger & { warnings: number; last: string[] } {
+  const l = {
+    warnings: 0,
+    last: [] as string[],
+    info: () => undefined,
+    warn: (_: object, msg: string) => {
+      l.warnings++;
+      l.last.push(msg);
+      if (l.last.length > 20) l.last.shift();
+    },
+  };
+  return l;
+}
+
+function seedBacklog(path: string, videos: number): void {
+  const cache = openCache(path);
+  try {
+    for (let i = 0; i < videos; i += 5_000) {
+      const batch = [];
+      for (let j = i; j < Math.min(videos, i + 5_000); j++)
+        batch.push({ id: `bk${j.toString(36).padStart(9, '0')}` }); // 11 characters, as the upstream's ids
+      cache.upsertVideos(batch);
+    }
+  } finally {
+    cache.close();
+  }
+}
+
+interface Setup {
+  config: Config;
+  credential: CredentialConfig;
+  hourSeconds: number;
+  backfillBucket: string;
+  backlogVideos: number;
+}
+
+function drillConfig(
+  o: Required<Pick<DrillOptions, 'daySeconds' | 'profile' | 'quota' | 'maxPages'>> & {
+    store: string;
+    keyPrefix?: string;
+    regions: readonly string[];
+    cachePath: string;
+    baseUrl: string;
+    key: string;
+  },
+): Setup {
+  const hourSeconds = scaledHourSeconds(o.daySeconds);
+  const scale = o.daySeconds / DAY_SECONDS;
+  const profile = getProfile(o.profile);
+  const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
+  const base = (budgets: unknown[]) =>
+    parseConfig(
+      {
+        store: o.keyPrefix !== undefined ? { url: o.store, keyPrefix: o.keyPrefix } : o.store,
+        cache: { path: o.cachePath },
+        upstream: { baseUrl: o.baseUrl, timeout: '5s' },
+        credentials: [
+          {
+            id: CREDENTIAL,
+            apiKeyEnv: KEY_ENV,
+            profile: o.profile,
+            window: `${o.daySeconds}s`,
+            buckets: {
+              units: { quota: o.quota },
+              // Only the backfill spends its own bucket: it needs no headroom there.
+              ...(ownStats ? { 'videos.batchGetStats': { quota: o.quota, backfillHeadroom: 0 } } : {}),
+            },
+          },
+        ],
+        budgets,
+        regions: [...o.regions],
+        schedules: {
+          trending: {
+            cron: cronEvery(hourSeconds),
+            stagger: `${Math.max(1, Math.round(120_000 * scale))}ms`,
+            maxPages: o.maxPages,
+            timeZone: 'UTC',
+          },
+          backfill: { cron: cronEvery(hourSeconds), stagger: `${hourSeconds * 500}ms`, timeZone: 'UTC' },
+        },
+        maxSleep: `${Math.max(10, Math.round(30_000 * scale))}ms`,
+      },
+      { env: { [KEY_ENV]: o.key } },
+    );
+  const first = base([]);
+  const credential = first.credential(CREDENTIAL);
+  const method = backfillMethod(credential);
+  const spec = credential.methods[method]!;
+  const bucket = credential.buckets[spec.bucket]!;
+  // An hourly budget that lets the backfill reach its ceiling by 60 % of the day, no sooner.
+  const runsPerDay = Math.floor(o.daySeconds / hourSeconds);
+  const perHour = Math.ceil(bucket.ceilings.backfill / (0.6 * runsPerDay));
+  const config = base([
+    {
+      id: 'backfill-hourly',
+      bucket: spec.bucket,
+      tiers: ['backfill'],
+      limit: perHour,
+      window: `${hourSeconds}s`,
+    },
+  ]);
+  // More work than the whole day's quota can pay for.
+  const backlogVideos = Math.ceil((1.25 * bucket.quota) / spec.cost) * 50;
+  return {
+    config,
+    credential: config.credential(CREDENTIAL),
+    hourSeconds,
+    backfillBucket: spec.bucket,
+    backlogVideos,
+  };
+}
+
+const fmt = (n: number) => new Intl.NumberFormat('en-US').format(n);
+
+/** Run one compressed day and check it. Resolves with the report whether the checks pass or not. */
+export async function runDrill(options: DrillOptions = {}): Promise<DrillReport> {
+  const started = Date.now();
+  const daySeconds = options.daySeconds ?? 120;
+  const profileId = options.profile ?? 'youtube-classic';
+  const quota = options.quota ?? 10_000;
+  const behind = options.behind ?? Math.round(quota * 0.2);
+  const burstCalls = options.burstCalls ?? 5;
+  const regions = options.regions ?? ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
+  const progress = options.onProgress ?? (() => undefined);
+  scaledHourSeconds(daySeconds);
+  if (!Number.isInteger(quota) || quota < 100)
+    throw new InvalidArgumentError('quota', 'must be an integer >= 100');
+
+  const dir = mkdtempSync(join(tmpdir(), 'qg-drill-'));
+  const key = `drill-${Math.random().toString(36).slice(2)}`;
+  const store = options.store ?? `sqlite:${join(dir, 'ledger.db')}`;
+  const redis = /^redis/.test(store);
+  const cachePath = join(dir, 'cache.db');
+  const logger = quietLogger();
+  let sim: Simulator | undefined;
+  let service: Service | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    const ownStats = getProfile(profileId).buckets['videos.batchGetStats'] !== undefined;
+    // The backlog is seeded before the day starts (seeding a large cache takes seconds).
+    const probe = drillConfig({
+      daySeconds,
+      profile: profileId,
+      quota,
+      maxPages: options.maxPages ?? 4,
+      store,
+      regions,
+      cachePath,
+      baseUrl: 'http://127.0.0.1:1/youtube/v3',
+      key,
+    });
+    progress(`seeding the cache with a backlog of ${fmt(probe.backlogVideos)} videos`);
+    seedBacklog(cachePath, probe.backlogVideos);
+
+    sim = await startSimulator({
+      port: 0,
+      profile: profileId,
+      quota,
+      ...(ownStats ? { buckets: { 'videos.batchGetStats': quota } } : {}),
+      dayLengthSec: daySeconds,
+      keys: [`${key}@${PROJECT}`],
+    });
+    const t0 = sim.clock.now();
+    const setup = drillConfig({
+      daySeconds,
+      profile: profileId,
+      quota,
+      maxPages: options.maxPages ?? 4,
+      store,
+      ...(redis ? { keyPrefix: options.keyPrefix ?? `qg-drill:${t0.toString(36)}:` } : {}),
+      regions,
+      cachePath,
+      baseUrl: sim.url,
+      key,
+    });
+    const { config, credential, hourSeconds, backfillBucket } = setup;
+    const s = config.store;
+    const ledger = await openLedger(s.url, s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {});
+    const t = tally();
+    let skippedTicks = 0;
+    const nextResetAt = sim.nextResetAt();
+    service = await startService({
+      config,
+      ledger,
+      logger,
+      nextReset: () => sim!.nextResetAt(),
+      onGuardEvent: t.on,
+      onEvent: (e) => {
+        if (e.type === 'skip') skippedTicks++;
+      },
+    });
+    const svc = service;
+    const simulator = sim;
+    const dayMs = daySeconds * 1000;
+    progress(
+      `day of ${daySeconds}s on ${ledger.kind} (${profileId}): an hour is ${hourSeconds}s, ${regions.length} regions, backfill on ${backfillBucket}`,
+    );
+
+    // The manual burst at a third of the day, someone else's spend at mid-day.
+    let burst: Promise<void> = Promise.resolve();
+    timers.push(
+      setTimeout(() => {
+        burst = (async () => {
+          const client = svc.jobs.upstream.get(CREDENTIAL);
+          for (let i = 0; i < burstCalls; i++) {
+            await svc.guard.call(
+              { credential: CREDENTIAL, method: 'search.list', tier: 'manual', tag: 'manual:search.list' },
+              () => client.searchList({ q: `drill ${i}`, maxResults: 5 }),
+            );
+          }
+          progress(
+            `t=${((Date.now() - t0) / 1000).toFixed(1)}s: manual burst of ${burstCalls} search.list calls`,
+          );
+        })().catch(() => undefined);
+      }, dayMs / 3),
+      setTimeout(() => {
+        simulator.spendBehind(PROJECT, 'units', behind);
+        progress(
+          `t=${((Date.now() - t0) / 1000).toFixed(1)}s: someone else spent ${fmt(behind)} units behind the guard`,
+        );
+      }, dayMs / 2),
+    );
+    const report = setInterval(() => {
+      const u = simulator.usage(PROJECT, backfillBucket);
+      progress(
+        `t=${((Date.now() - t0) / 1000).toFixed(0)}s: ${backfillBucket} used upstream ${fmt(u.used)} of ${fmt(u.quota)}; runs ${svc.scheduler.results().length}`,
+      );
+    }, dayMs / 8);
+    timers.push(report);
+
+    // Stop before the day ends so the simulator's day and the ledger's window hold the same requests.
+    const stopAt = t0 + dayMs - (hourSeconds * 1000) / 2;
+    await sleep(Math.max(0, stopAt - Date.now()));
+    clearInterval(report);
+    await svc.scheduler.stop('end of the day');
+    await burst;
+
+    const buckets: Record<string, DrillBucket> = {};
+    let recordedUnits = 0;
+    for (const b of Object.values(credential.buckets)) {
+      const w = bucketWindow(credential, b, Date.now());
+      const recorded = (await ledger.peek({ key: w.key, windowMs: w.windowMs })).used;
+      const charged = simulator.charged({ project: PROJECT, bucket: b.id });
+      const refused = simulator.requests
+        .filter((r) => r.project === PROJECT && r.bucket === b.id && r.reason === 'quotaExceeded')
+        .reduce((n, r) => n + r.cost, 0);
+      const usage = simulator.usage(PROJECT, b.id);
+      const spendable = Math.min(b.ceilings.scheduled, b.quota - usage.spentBehind);
+      const served = charged - refused;
+      buckets[b.id] = {
+        quota: b.quota,
+        reserve: b.reserve,
+        charged,
+        recorded,
+        served,
+        behind: usage.spentBehind,
+        spendable,
+        utilisation: spendable > 0 ? Math.round((served / spendable) * 10_000) / 10_000 : 0,
+      };
+      recordedUnits += recorded;
+    }
+    if (Date.now() >= nextResetAt) progress('warning: the day ended before the figures were read');
+
+    const results = svc.scheduler.results();
+    const runs: Record<string, Record<string, number>> = {};
+    const sum = (pred: (r: JobResult) => boolean) => results.filter(pred).reduce((n, r) => n + r.units, 0);
+    for (const r of results) {
+      const kind = r.job.split(':')[0] ?? r.job;
+      const byOutcome = (runs[kind] ??= {});
+      byOutcome[r.outcome] = (byOutcome[r.outcome] ?? 0) + 1;
+    }
+    const chargedUnits = simulator.charged({ project: PROJECT });
+    const main = buckets[backfillBucket]!;
+    const checks: DrillCheck[] = [
+      {
+        name: 'utilisation',
+        ok: main.utilisation >= 0.99,
+        detail: `${backfillBucket}: ${fmt(main.served)} units served of ${fmt(main.spendable)} spendable (${(main.utilisation * 100).toFixed(2)} %, target ≥ 99 %)`,
+      },
+      {
+        name: 'upstreamQuotaExceeded',
+        ok: t.quotaExceededBeforeBlock <= 1 && t.allowedAfterBlock === 0,
+        detail: `${t.quotaExceededBeforeBlock} quotaExceeded before the guard blocked the bucket (at most 1), ${t.allowedAfterBlock} spends allowed after the block (must be 0)`,
+      },
+      {
+        name: 'chargedEqualsRecorded',
+        ok: chargedUnits === recordedUnits,
+        detail: `the simulator charged ${fmt(chargedUnits)} units, the ledger recorded ${fmt(recordedUnits)}`,
+      },
+      {
+        name: 'scheduledDenied',
+        ok: t.scheduledDenied === 0,
+        detail: `${t.scheduledDenied} scheduled spends denied by the budget while the backfill ran (must be 0); ${t.scheduledBlocked} denied by the upstream block`,
+      },
+      {
+        name: 'noFailOpen',
+        ok: t.failOpen === 0,
+        detail: `${t.failOpen} spends let through unrecorded`,
+      },
+    ];
+    return {
+      ok: checks.every((c) => c.ok),
+      store: ledger.kind,
+      profile: profileId,
+      daySeconds,
+      hourSeconds,
+      regions: regions.length,
+      backfillBucket,
+      utilisation: main.utilisation,
+      upstreamQuotaExceeded: t.quotaExceededBeforeBlock,
+      upstreamQuotaExceededTotal: t.quotaExceededTotal,
+      allowedAfterBlock: t.allowedAfterBlock,
+      chargedUnits,
+      recordedUnits,
+      scheduledDenied: t.scheduledDenied,
+      scheduledBlocked: t.scheduledBlocked,
+      backfillUnits: sum((r) => r.job === 'backfill'),
+      trendingUnits: sum((r) => r.job.startsWith('trending')),
+      manualUnits: t.manualUnits,
+      failOpenSpends: t.failOpen,
+      backlogVideos: setup.backlogVideos,
+      runs,
+      skippedTicks,
+      blockedAtDayFraction:
+        t.firstBlockAt === null ? null : Math.round(((t.firstBlockAt - t0) / dayMs) * 1000) / 1000,
+      buckets,
+      checks,
+      elapsedMs: Date.now() - started,
+    };
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+    await service?.stop('drill over');
+    await sim?.close();
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
