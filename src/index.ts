@@ -20,6 +20,6 @@ export {
 export { cronRuns } from './plan/runs.js';
 export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/profiles.js';
 export { getProfile, methodSpec, PROFILE_IDS, PROFILES } from './quota/profiles.js';
+export * from './scheduler/index.js';
 export * from './simulator/index.js';
 export * from './upstream/index.js';
-export * from './scheduler/index.js';
