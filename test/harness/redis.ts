@@ -99,6 +99,8 @@ export async function startRedisServer(extra: string[] = []): Promise<RedisServe
       const p = server.proc;
       if (p.exitCode === null && p.signalCode === null) {
         const exited = new Promise<void>((r) => p.once('exit', () => r()));
+        // Hold the event loop open until the exit arrives: the child was unref'd at spawn.
+        p.ref();
         p.kill('SIGKILL');
         await exited;
       }
