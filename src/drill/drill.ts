@@ -56,9 +56,9 @@ export interface DrillOptions {
   quota?: number;
   /** Units someone else spends of the key at mid-day, behind the guard's back (default 20 % of the quota). */
   behind?: number;
-  /** Manual `search.list` calls in the burst (default 5). */
+  /** Manual `search.list` calls in the burst (default 5 for a 10,000-unit quota, in proportion to it). */
   burstCalls?: number;
-  /** Pages per chart (default 4: the whole chart). */
+  /** Pages per chart (default 4, the whole chart, for a 10,000-unit quota; in proportion to it, at least 1). */
   maxPages?: number;
   /** Regions (default the 8 defaults). */
   regions?: readonly string[];
@@ -98,6 +98,8 @@ export interface DrillReport {
   /** Length of one scaled hour (the cron period) in seconds. */
   hourSeconds: number;
   regions: number;
+  maxPages: number;
+  burstCalls: number;
   /** The bucket the backfill spends (utilisation is checked on it). */
   backfillBucket: string;
   /** Utilisation of the backfill's bucket: served / spendable. */
@@ -297,9 +299,10 @@ function drillConfig(
   const method = backfillMethod(credential);
   const spec = credential.methods[method]!;
   const bucket = credential.buckets[spec.bucket]!;
-  // An hourly budget that lets the backfill reach its ceiling by 60 % of the day, no sooner.
+  // An hourly budget that lets the backfill reach its ceiling by 80 % of the day, no sooner: by
+  // mid-day it has spent at most 5/8 of it, so the key still has room when someone else spends.
   const runsPerDay = Math.floor(o.daySeconds / hourSeconds);
-  const perHour = Math.ceil(bucket.ceilings.backfill / (0.6 * runsPerDay));
+  const perHour = Math.ceil(bucket.ceilings.backfill / (0.8 * runsPerDay));
   const config = base([
     {
       id: 'backfill-hourly',
@@ -329,7 +332,10 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   const profileId = options.profile ?? 'youtube-classic';
   const quota = options.quota ?? 10_000;
   const behind = options.behind ?? Math.round(quota * 0.2);
-  const burstCalls = options.burstCalls ?? 5;
+  // The trending and manual load keep their share of the quota when it is scaled down.
+  const share = quota / 10_000;
+  const burstCalls = options.burstCalls ?? Math.max(1, Math.round(5 * share));
+  const maxPages = options.maxPages ?? Math.min(4, Math.max(1, Math.round(4 * share)));
   const regions = options.regions ?? ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
   const progress = options.onProgress ?? (() => undefined);
   scaledHourSeconds(daySeconds);
@@ -352,7 +358,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       daySeconds,
       profile: profileId,
       quota,
-      maxPages: options.maxPages ?? 4,
+      maxPages,
       store,
       regions,
       cachePath,
@@ -375,7 +381,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       daySeconds,
       profile: profileId,
       quota,
-      maxPages: options.maxPages ?? 4,
+      maxPages,
       store,
       ...(redis ? { keyPrefix: options.keyPrefix ?? `qg-drill:${t0.toString(36)}:` } : {}),
       regions,
@@ -515,6 +521,8 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       daySeconds,
       hourSeconds,
       regions: regions.length,
+      maxPages,
+      burstCalls,
       backfillBucket,
       utilisation: main.utilisation,
       upstreamQuotaExceeded: t.quotaExceededBeforeBlock,

@@ -1,0 +1,67 @@
+/**
+ * The compressed-day drill on a short day (24 s), on the embedded SQLite ledger through the CLI and
+ * on the private Redis through the API. The quota is scaled down with the day so that the machine
+ * does not have to serve thousands of calls a second.
+ */
+import { describe, expect, inject, it } from 'vitest';
+import { type DrillReport, runDrill } from '../../src/drill/index.js';
+import { cli } from '../cli/helpers.js';
+
+function expectPassed(r: DrillReport, quota: number): void {
+  const failed = r.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
+  expect(failed).toEqual([]);
+  expect(r.ok).toBe(true);
+  expect(r.utilisation).toBeGreaterThanOrEqual(0.99);
+  expect(r.upstreamQuotaExceeded).toBeLessThanOrEqual(1);
+  expect(r.allowedAfterBlock).toBe(0);
+  expect(r.chargedUnits).toBe(r.recordedUnits);
+  expect(r.scheduledDenied).toBe(0);
+  expect(r.failOpenSpends).toBe(0);
+  // Someone else's 20 % came off the key, so the guard could only have spent the rest.
+  const units = r.buckets['units']!;
+  expect(units.behind).toBe(quota * 0.2);
+  expect(units.spendable).toBe(quota * 0.8);
+  expect(units.served).toBeLessThanOrEqual(units.spendable);
+  // Every kind of spender took part.
+  expect(r.backfillUnits).toBeGreaterThan(0);
+  expect(r.trendingUnits).toBeGreaterThan(0);
+  expect(r.manualUnits).toBeGreaterThan(0);
+  expect(r.runs['trending']?.['done']).toBeGreaterThan(0);
+  expect(r.trendingUnits + r.backfillUnits + r.manualUnits).toBe(r.chargedUnits);
+}
+
+describe('drill on a short day', () => {
+  it('passes on SQLite through `quota-guard drill --json`, one object with the figures', async () => {
+    const r = await cli('drill', '--json', '--day-seconds', '24', '--quota', '2000');
+    expect(r.stderr).toBe('');
+    const report = JSON.parse(r.stdout) as DrillReport;
+    expect(report).toMatchObject({
+      store: 'sqlite',
+      profile: 'youtube-classic',
+      daySeconds: 24,
+      hourSeconds: 1,
+    });
+    for (const field of [
+      'utilisation',
+      'upstreamQuotaExceeded',
+      'chargedUnits',
+      'recordedUnits',
+      'scheduledDenied',
+      'backfillUnits',
+    ])
+      expect(typeof (report as unknown as Record<string, unknown>)[field]).toBe('number');
+    expectPassed(report, 2000);
+    expect(r.code).toBe(0);
+  }, 120_000);
+
+  it('passes on Redis', async () => {
+    const report = await runDrill({
+      daySeconds: 24,
+      quota: 2000,
+      store: inject('redisUrl'),
+      keyPrefix: `${inject('keyPrefix')}drill:`,
+    });
+    expect(report.store).toBe('redis');
+    expectPassed(report, 2000);
+  }, 120_000);
+});
