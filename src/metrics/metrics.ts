@@ -56,120 +56,86 @@ export class Metrics {
 
   constructor(sources?: MetricSources) {
     this.#sources = sources;
-    const registers = [this.registry];
-    const p = METRIC_PREFIX;
-    this.unitsUsed = new Gauge({
-      name: `${p}units_used`,
-      help: 'Units spent in the bucket’s current window (as `status` shows them)',
-      labelNames: ['credential', 'bucket'],
-      registers,
-    });
-    this.unitsRemaining = new Gauge({
-      name: `${p}units_remaining`,
-      help: 'Units left under the tier’s ceiling in the bucket’s current window (0 while blocked)',
-      labelNames: ['credential', 'bucket', 'tier'],
-      registers,
-    });
-    this.quota = new Gauge({
-      name: `${p}units_quota`,
-      help: 'The bucket’s quota per upstream day',
-      labelNames: ['credential', 'bucket'],
-      registers,
-    });
-    this.blocked = new Gauge({
-      name: `${p}bucket_blocked`,
-      help: '1 while the bucket is blocked (the upstream answered quotaExceeded), else 0',
-      labelNames: ['credential', 'bucket'],
-      registers,
-    });
-    this.storeUp = new Gauge({
-      name: `${p}ledger_up`,
-      help: '1 when the ledger store answered the last scrape, else 0',
-      registers,
-    });
-    this.decisions = new Counter({
-      name: `${p}ledger_decisions_total`,
-      help: 'Spend decisions by outcome: allowed, denied (budget), blocked, fail-open, fail-closed',
-      labelNames: ['credential', 'bucket', 'tier', 'outcome'],
-      registers,
-    });
-    this.failOpen = new Counter({
-      name: `${p}fail_open_spends_total`,
-      help: 'Spends let through unrecorded because the ledger store was down',
-      labelNames: ['credential', 'bucket'],
-      registers,
-    });
-    this.failOpenUnits = new Counter({
-      name: `${p}fail_open_units_total`,
-      help: 'Units of the spends let through unrecorded because the ledger store was down',
-      labelNames: ['credential', 'bucket'],
-      registers,
-    });
-    this.upstreamErrors = new Counter({
-      name: `${p}upstream_errors_total`,
-      help: 'Upstream errors by API method and reason (quotaExceeded, rateLimitExceeded, backendError, transport, …)',
-      labelNames: ['method', 'reason'],
-      registers,
-    });
-    this.stops = new Counter({
-      name: `${p}guard_stops_total`,
-      help: 'Times the guard told a job to stop instead of sleeping, by reason',
-      labelNames: ['reason'],
-      registers,
-    });
-    this.blocks = new Counter({
-      name: `${p}bucket_blocks_total`,
-      help: 'Times a bucket was blocked until the upstream’s reset',
-      labelNames: ['credential', 'bucket'],
-      registers,
-    });
-    this.refunds = new Counter({
-      name: `${p}refunds_total`,
-      help: 'Spends taken back because the request provably never reached the upstream',
-      labelNames: ['credential', 'bucket'],
-      registers,
-    });
-    this.jobRuns = new Counter({
-      name: `${p}job_runs_total`,
-      help: 'Finished job runs by job and outcome (done, stopped, aborted, unavailable, failed)',
-      labelNames: ['job', 'outcome'],
-      registers,
-    });
+    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Gauge<L>({ name: `${METRIC_PREFIX}${name}`, help, labelNames, registers: [this.registry] });
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name: `${METRIC_PREFIX}${name}`, help, labelNames, registers: [this.registry] });
+    this.unitsUsed = gauge(
+      'units_used',
+      'Units spent in the bucket’s current window (as `status` shows them)',
+      ['credential', 'bucket'],
+    );
+    this.unitsRemaining = gauge(
+      'units_remaining',
+      'Units left under the tier’s ceiling in the bucket’s current window (0 while blocked)',
+      ['credential', 'bucket', 'tier'],
+    );
+    this.quota = gauge('units_quota', 'The bucket’s quota per upstream day', ['credential', 'bucket']);
+    this.blocked = gauge(
+      'bucket_blocked',
+      '1 while the bucket is blocked (the upstream answered quotaExceeded), else 0',
+      ['credential', 'bucket'],
+    );
+    this.storeUp = gauge('ledger_up', '1 when the ledger store answered the last scrape, else 0');
+    this.decisions = counter(
+      'ledger_decisions_total',
+      'Spend decisions by outcome: allowed, denied (budget), blocked, fail-open, fail-closed',
+      ['credential', 'bucket', 'tier', 'outcome'],
+    );
+    this.failOpen = counter(
+      'fail_open_spends_total',
+      'Spends let through unrecorded because the ledger store was down',
+      ['credential', 'bucket'],
+    );
+    this.failOpenUnits = counter(
+      'fail_open_units_total',
+      'Units of the spends let through unrecorded because the ledger store was down',
+      ['credential', 'bucket'],
+    );
+    this.upstreamErrors = counter(
+      'upstream_errors_total',
+      'Upstream errors by API method and reason (quotaExceeded, rateLimitExceeded, backendError, transport, …)',
+      ['method', 'reason'],
+    );
+    this.stops = counter(
+      'guard_stops_total',
+      'Times the guard told a job to stop instead of sleeping, by reason',
+      ['reason'],
+    );
+    this.blocks = counter('bucket_blocks_total', 'Times a bucket was blocked until the upstream’s reset', [
+      'credential',
+      'bucket',
+    ]);
+    this.refunds = counter(
+      'refunds_total',
+      'Spends taken back because the request provably never reached the upstream',
+      ['credential', 'bucket'],
+    );
+    this.jobRuns = counter(
+      'job_runs_total',
+      'Finished job runs by job and outcome (done, stopped, aborted, unavailable, failed)',
+      ['job', 'outcome'],
+    );
     this.jobDuration = new Histogram({
-      name: `${p}job_run_duration_seconds`,
+      name: `${METRIC_PREFIX}job_run_duration_seconds`,
       help: 'How long job runs took',
       labelNames: ['job', 'outcome'],
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
-      registers,
+      registers: [this.registry],
     });
-    this.jobUnits = new Counter({
-      name: `${p}job_units_total`,
-      help: 'Units job runs spent through the guard',
-      labelNames: ['job'],
-      registers,
-    });
-    this.pages = new Counter({
-      name: `${p}pages_written_total`,
-      help: 'Upstream pages (trending) or id batches (backfill) written to the cache',
-      labelNames: ['job', 'region'],
-      registers,
-    });
-    this.skipped = new Counter({
-      name: `${p}scheduler_skipped_ticks_total`,
-      help: 'Scheduled ticks skipped because the same job was still running',
-      labelNames: ['job'],
-      registers,
-    });
-    this.cacheVideos = new Gauge({
-      name: `${p}cache_videos`,
-      help: 'Videos in the local cache',
-      registers,
-    });
-    this.cacheBytes = new Gauge({
-      name: `${p}cache_bytes`,
-      help: 'Size of the cache file and its WAL in bytes',
-      registers,
-    });
+    this.jobUnits = counter('job_units_total', 'Units job runs spent through the guard', ['job']);
+    this.pages = counter(
+      'pages_written_total',
+      'Upstream pages (trending) or id batches (backfill) written to the cache',
+      ['job', 'region'],
+    );
+    this.skipped = counter(
+      'scheduler_skipped_ticks_total',
+      'Scheduled ticks skipped because the same job was still running',
+      ['job'],
+    );
+    this.cacheVideos = gauge('cache_videos', 'Videos in the local cache');
+    this.cacheBytes = gauge('cache_bytes', 'Size of the cache file and its WAL in bytes');
   }
 
   /** Set (or replace) what `scrape` reads. */
