@@ -19,14 +19,14 @@ export interface TrendingOptions extends JobRunOptions {
   region: string;
   /** Chart categories to fetch (default: the config's for the region; none = the whole chart). */
   categories?: readonly string[];
-  /** Pages per chart at most (default 20). */
+  /** Pages per chart at most (default: the config's `schedules.trending.maxPages`, which `plan` counts). */
   maxPages?: number;
 }
 
 /** Fetch one region's trending chart(s) into the cache. Returns a result value; only bugs throw. */
 export async function runTrending(ctx: JobContext, options: TrendingOptions): Promise<JobResult> {
   const requested = String(options.region ?? '').toUpperCase();
-  const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
+  const maxPages = options.maxPages ?? ctx.config.schedules.trending.maxPages;
   let credential = options.credential ?? ctx.config.credentials[0]?.id ?? 'default';
   const early = new JobRun(ctx, `trending:${requested}`, credential, options.signal);
   let region: string;
