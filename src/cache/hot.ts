@@ -33,10 +33,16 @@ export function hotState(db: Database): HotState {
 
 /**
  * Stale when never built, older than a day, or the cache has grown by more than 10% since
- * (a trending run adds a few hundred videos; a bulk load adds many).
+ * (a trending run adds a few hundred videos; a bulk load adds many). Never needed while the cache
+ * holds no more than `commonTermDocs` videos: no term can be very common then.
  */
-export function hotIsStale(state: HotState, indexedMark: number, now: number): boolean {
-  if (indexedMark === 0) return false;
+export function hotIsStale(
+  state: HotState,
+  indexedMark: number,
+  now: number,
+  commonTermDocs: number,
+): boolean {
+  if (indexedMark <= commonTermDocs) return false;
   if (state.builtAt === null) return true;
   if (now - state.builtAt > DAY_MS) return true;
   return indexedMark - state.builtAtMark > Math.max(1000, state.builtAtMark * 0.1);

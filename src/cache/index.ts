@@ -79,10 +79,10 @@ export interface Cache {
 }
 
 const DEFAULTS = {
-  indexBatch: 1000,
+  indexBatch: 5000,
   commonTermDocs: 20_000,
   hotSize: 10_000,
-  cacheMiB: 64,
+  cacheMiB: 16,
   busyTimeoutMs: 5000,
 };
 
@@ -129,6 +129,7 @@ class SqliteCache implements Cache {
   private readonly searcher: Searcher;
   private readonly now: () => number;
   private readonly hotSize: number;
+  private readonly commonTermDocs: number;
 
   constructor(
     private readonly db: Database.Database,
@@ -137,6 +138,7 @@ class SqliteCache implements Cache {
   ) {
     this.now = opts.now;
     this.hotSize = opts.hotSize;
+    this.commonTermDocs = opts.commonTermDocs;
     this.writer = new Writer(db, opts.indexBatch);
     this.searcher = new Searcher(db, this.writer, {
       commonTermDocs: opts.commonTermDocs,
@@ -174,7 +176,7 @@ class SqliteCache implements Cache {
   flush(): number {
     return this.run(() => {
       const n = this.writer.catchUp();
-      if (hotIsStale(hotState(this.db), this.writer.indexedUpTo(), this.now())) {
+      if (hotIsStale(hotState(this.db), this.writer.indexedUpTo(), this.now(), this.commonTermDocs)) {
         rebuildHot(this.db, this.hotSize, this.now());
       }
       return n;

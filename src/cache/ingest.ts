@@ -28,7 +28,7 @@ const MAX_PAGE = 1000;
 
 export class Writer {
   private readonly findVideo: Statement<[string], ExistingRow>;
-  private readonly insertVideo: Statement<unknown[], { vid: number }>;
+  private readonly insertVideo: Statement<unknown[]>;
   private readonly updateVideo: Statement<unknown[]>;
   private readonly insertSnapshot: Statement<unknown[]>;
   private readonly touchChart: Statement<unknown[]>;
@@ -56,7 +56,8 @@ export class Writer {
       `INSERT INTO videos (id, channel_id, channel_title, title, description, tags, category_id,
          default_language, default_audio_language, published_at, duration_s, view_count, like_count,
          comment_count, first_seen, last_refreshed)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING vid`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
     );
     this.updateVideo = db.prepare(
       `UPDATE videos SET
@@ -166,29 +167,30 @@ export class Writer {
   }
 
   private upsertOne(row: VideoRow, seenAt: number, now: number, result: IngestResult): number {
-    const old = this.findVideo.get(row.id);
-    if (old === undefined) {
-      const inserted = this.insertVideo.get(
-        row.id,
-        row.channelId,
-        row.channelTitle,
-        row.title,
-        row.description,
-        row.tags,
-        row.categoryId,
-        row.defaultLanguage,
-        row.defaultAudioLanguage,
-        row.publishedAt,
-        row.durationS,
-        row.viewCount,
-        row.likeCount,
-        row.commentCount,
-        seenAt,
-        now,
-      )!;
+    // New videos are the common case of a trending page: try the insert first (one index probe).
+    const inserted = this.insertVideo.run(
+      row.id,
+      row.channelId,
+      row.channelTitle,
+      row.title,
+      row.description,
+      row.tags,
+      row.categoryId,
+      row.defaultLanguage,
+      row.defaultAudioLanguage,
+      row.publishedAt,
+      row.durationS,
+      row.viewCount,
+      row.likeCount,
+      row.commentCount,
+      seenAt,
+      now,
+    );
+    if (inserted.changes > 0) {
       result.inserted++;
-      return inserted.vid;
+      return Number(inserted.lastInsertRowid);
     }
+    const old = this.findVideo.get(row.id)!;
     const next = [
       row.title ?? old.title,
       row.tags ?? old.tags,

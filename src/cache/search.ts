@@ -17,10 +17,11 @@ import { hotState, rebuildHot } from './hot.js';
 import type { Writer } from './ingest.js';
 import { matchExpression, type ParsedQuery, parseQuery, type QueryTerm } from './query.js';
 import { BM25 } from './schema.js';
+import { hitSnippet } from './snippet.js';
 import type { SearchHit, SearchOptions, SearchRanking, SearchResult } from './types.js';
 
 // better-sqlite3 binds JS numbers as REAL, and FTS5 ignores a REAL `rowid = ?` constraint next to
-// MATCH (it returns every match): every rowid bound into an FTS5 query goes through CAST(? AS INTEGER).
+// MATCH (it returns every match): a rowid bound into an FTS5 query goes through CAST(? AS INTEGER).
 
 interface Scored {
   vid: number;
@@ -65,7 +66,7 @@ export class Searcher {
     this.writer.catchUp();
     const n = limit + 1;
     const { rows, ranking } = this.rank(parsed, filters, n, offset);
-    const hits = this.decorate(rows.slice(0, limit), matchExpression(parsed.include), highlight);
+    const hits = this.decorate(rows.slice(0, limit), parsed.include, highlight);
     return { hits, hasMore: rows.length > limit, ranking, took: performance.now() - started };
   }
 
@@ -184,36 +185,30 @@ export class Searcher {
     return out;
   }
 
-  /** The videos a filter allows, newest first, when there are few of them; null when many or no filter. */
+  /**
+   * The videos a trending filter (region, since) allows, newest first, when there are few of them;
+   * null when there is no such filter or too many candidates (then the match list is walked).
+   */
   private filterCandidates(f: Filters): number[] | null {
-    if (f.channel === null && f.region === null && f.since === null) return null;
+    if (f.region === null && f.since === null) return null;
     const cap = FILTER_DRIVEN_MAX + 1;
-    let vids: number[] | null = null;
-    if (f.channel !== null) {
-      vids = this.stmt('SELECT vid FROM videos WHERE channel_id = ? ORDER BY vid DESC LIMIT ?')
-        .pluck()
-        .all(f.channel, cap) as number[];
-      if (vids.length >= cap) vids = null;
+    const seen = new Set<number>();
+    const charts = this.stmt(
+      'SELECT region, category FROM charts WHERE (@region IS NULL OR region = @region)',
+    ).all({
+      region: f.region,
+    }) as Array<{ region: string; category: string }>;
+    const inChart = this.stmt(
+      'SELECT DISTINCT vid FROM snapshots WHERE region = ? AND category = ? AND fetched_at >= ? LIMIT ?',
+    ).pluck();
+    for (const c of charts) {
+      for (const vid of inChart.all(c.region, c.category, f.since ?? 0, cap) as number[]) seen.add(vid);
+      if (seen.size >= cap) return null;
     }
-    if (vids === null && (f.region !== null || f.since !== null)) {
-      const seen = new Set<number>();
-      const charts = this.stmt(
-        'SELECT region, category FROM charts WHERE (@region IS NULL OR region = @region)',
-      ).all({ region: f.region }) as Array<{ region: string; category: string }>;
-      const inChart = this.stmt(
-        'SELECT DISTINCT vid FROM snapshots WHERE region = ? AND category = ? AND fetched_at >= ? LIMIT ?',
-      ).pluck();
-      for (const c of charts) {
-        for (const vid of inChart.all(c.region, c.category, f.since ?? 0, cap) as number[]) seen.add(vid);
-        if (seen.size >= cap) return null;
-      }
-      vids = [...seen].sort((a, b) => b - a);
-    }
-    if (vids === null) return null;
-    // Apply the remaining filters to the (few) candidates.
-    const { sql, params } = filterSql('videos', f, 'vid');
-    const ok = this.stmt(`SELECT count(*) FROM videos WHERE vid = @vid ${sql}`).pluck();
-    return vids.filter((vid) => (ok.get({ ...params, vid }) as number) > 0);
+    const vids = [...seen].sort((a, b) => b - a);
+    if (f.channel === null) return vids;
+    const ok = this.stmt('SELECT count(*) FROM videos WHERE vid = ? AND channel_id = ?').pluck();
+    return vids.filter((vid) => (ok.get(vid, f.channel) as number) > 0);
   }
 
   private ensureHot(): void {
@@ -221,34 +216,33 @@ export class Searcher {
     if (state.builtAt === null) rebuildHot(this.db, this.opts.hotSize, this.opts.now());
   }
 
-  private decorate(rows: Scored[], positive: string, [open, close]: [string, string]): SearchHit[] {
+  private decorate(rows: Scored[], terms: readonly QueryTerm[], marks: [string, string]): SearchHit[] {
     const info = this.stmt(
-      `SELECT id, title, channel_id, channel_title, view_count, published_at FROM videos WHERE vid = ?`,
+      `SELECT id, title, channel_id, channel_title, description, tags, view_count, published_at
+       FROM videos WHERE vid = ?`,
     );
     const regions = this.stmt('SELECT DISTINCT region FROM snapshots WHERE vid = ? ORDER BY region').pluck();
-    const snip = this.stmt(
-      `SELECT snippet(videos_fts, 2, @open, @close, '…', 24) AS d, highlight(videos_fts, 0, @open, @close) AS t
-       FROM videos_fts WHERE videos_fts MATCH @match AND rowid = CAST(@vid AS INTEGER)`,
-    );
     return rows.map(({ vid, score }) => {
       const v = info.get(vid) as {
         id: string;
         title: string | null;
         channel_id: string | null;
         channel_title: string | null;
+        description: string | null;
+        tags: string | null;
         view_count: number | null;
         published_at: number | null;
       };
-      const s = snip.get({ open, close, match: positive, vid }) as
-        | { d: string | null; t: string | null }
-        | undefined;
-      const snippet = s?.d?.includes(open) || !s?.t?.includes(open) ? (s?.d ?? s?.t ?? '') : (s.t ?? '');
       return {
         id: v.id,
         title: v.title ?? '',
         channelId: v.channel_id,
         channelTitle: v.channel_title ?? '',
-        snippet,
+        snippet: hitSnippet(
+          { description: v.description, title: v.title, tags: v.tags, channelTitle: v.channel_title },
+          terms,
+          marks,
+        ),
         score: score === 0 ? 0 : -score,
         regions: regions.all(vid) as string[],
         viewCount: v.view_count,

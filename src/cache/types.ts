@@ -48,14 +48,14 @@ export interface CacheOptions {
   /**
    * Rows are written at once; the full-text index is fed from them in batches of this many rows
    * (fewer, larger index commits), and always caught up at the end of a job run, on open and
-   * before a search. Default 1,000.
+   * before a search. Default 5,000.
    */
   indexBatch?: number;
   /** A term in more documents than this is "very common" (see docs/cache.md). Default 20,000. */
   commonTermDocs?: number;
   /** Size of the hot index used to rank very common terms. Default 10,000. */
   hotSize?: number;
-  /** SQLite page cache in MiB. Default 64. */
+  /** SQLite page cache in MiB. Default 16 (the OS caches the file; a large SQLite cache slows commits). */
   cacheMiB?: number;
   /** Busy timeout in ms when another process holds the write lock. Default 5,000. */
   busyTimeoutMs?: number;

@@ -1,0 +1,336 @@
+/**
+ * Cache section of `npm run bench`: ingest rate, size on disk and search latency on a synthetic
+ * Zipf corpus (bench/cache-corpus.ts), for the cache and, side by side, for the naive schema
+ * (FTS5 external content + insert trigger, `ORDER BY bm25(...) LIMIT 20`).
+ *
+ * Environment (defaults in brackets):
+ *   QG_BENCH_CACHE_VIDEOS [1000000]   corpus size for the cache
+ *   QG_BENCH_CACHE_NAIVE  [same]      corpus size for the naive schema (0 skips it)
+ *   QG_BENCH_CACHE_BULK   [200000]    videos for the bulk-upsert rate (0 skips it)
+ *   QG_BENCH_CACHE_QUERIES [200]      measured queries per mix and shape (naive: a tenth for the common words)
+ *   QG_BENCH_OUT          [.bench-out] where the database files go (deleted first)
+ */
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { openCache } from '../src/cache/index.js';
+import { matchExpression, parseQuery } from '../src/cache/query.js';
+import { Corpus } from './cache-corpus.js';
+
+const env = (name: string, fallback: number) => {
+  const v = process.env[name];
+  return v === undefined || v === '' ? fallback : Number(v);
+};
+
+const REGIONS = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
+const PAGE = 50;
+const PAGES_PER_CHART = 4;
+
+/** Page p of the run: regions and pages of 200-video charts cycle as the trending jobs write them. */
+function pageMeta(p: number): { region: string; fetchedAt: number; rankOffset: number } {
+  const perFetch = REGIONS.length * PAGES_PER_CHART;
+  const q = p % perFetch;
+  return {
+    region: REGIONS[q % REGIONS.length]!,
+    fetchedAt: 1_700_000_000_000 + Math.floor(p / perFetch) * 3_600_000,
+    rankOffset: Math.floor(q / REGIONS.length) * PAGE,
+  };
+}
+
+function fileSize(path: string): number {
+  let n = 0;
+  for (const s of ['', '-wal']) {
+    try {
+      n += statSync(path + s).size;
+    } catch {
+      // absent
+    }
+  }
+  return n;
+}
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`;
+const rate = (n: number, t: number) => `${Math.round(n / (t / 1000)).toLocaleString('en-US')}`;
+
+// ---------------------------------------------------------------- naive schema, for comparison
+
+const NAIVE_SCHEMA = `
+  CREATE TABLE videos (vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, channel_id TEXT, channel_title TEXT,
+    title TEXT, description TEXT, tags TEXT, view_count INTEGER, published_at INTEGER);
+  CREATE TABLE snapshots (region TEXT, fetched_at INTEGER, rank INTEGER, vid INTEGER,
+    PRIMARY KEY (region, fetched_at, rank)) WITHOUT ROWID;
+  CREATE VIRTUAL TABLE videos_fts USING fts5(title, tags, description, channel_title,
+    content = 'videos', content_rowid = 'vid', tokenize = 'unicode61 remove_diacritics 2');
+  CREATE TRIGGER videos_ai AFTER INSERT ON videos BEGIN
+    INSERT INTO videos_fts (rowid, title, tags, description, channel_title)
+    VALUES (new.vid, new.title, new.tags, new.description, new.channel_title);
+  END;`;
+
+function naiveIngest(
+  path: string,
+  corpus: Corpus,
+  n: number,
+): { ms: number; bytes: number; db: Database.Database } {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(NAIVE_SCHEMA);
+  const ins = db.prepare(
+    `INSERT INTO videos (id, channel_id, channel_title, title, description, tags, view_count, published_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+  );
+  const find = db.prepare('SELECT vid FROM videos WHERE id = ?').pluck();
+  const snap = db.prepare('INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)');
+  const page = db.transaction((p: number, videos: ReturnType<Corpus['video']>[]) => {
+    const m = pageMeta(p);
+    videos.forEach((v, i) => {
+      const s = v.snippet!;
+      ins.run(
+        v.id,
+        s.channelId,
+        s.channelTitle,
+        s.title,
+        s.description,
+        JSON.stringify(s.tags),
+        Number(v.statistics!.viewCount),
+        Date.parse(s.publishedAt!),
+      );
+      snap.run(m.region, m.fetchedAt, m.rankOffset + i, find.get(v.id));
+    });
+  });
+  let p = 0;
+  let busy = 0;
+  for (const videos of corpus.pages(0, n, PAGE)) {
+    const t = performance.now();
+    page.immediate(p++, videos);
+    busy += performance.now() - t;
+  }
+  return { ms: busy, bytes: fileSize(path), db };
+}
+
+// ---------------------------------------------------------------- query mixes
+
+interface Mix {
+  name: string;
+  ranks: [number, number];
+}
+
+const MIXES: Mix[] = [
+  { name: 'rare (rank 20k–50k)', ranks: [20_000, 50_000] },
+  { name: 'mid (rank 500–2k)', ranks: [500, 2_000] },
+  { name: 'top 10', ranks: [1, 10] },
+];
+const SHAPES = ['word', 'pair', 'phrase'] as const;
+
+function queries(
+  corpus: Corpus,
+  mix: Mix,
+  shape: (typeof SHAPES)[number],
+  count: number,
+  seed: number,
+): string[] {
+  let s = seed >>> 0;
+  const rand = () => {
+    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
+    return s / 2 ** 32;
+  };
+  const pick = () => corpus.words[mix.ranks[0] - 1 + Math.floor(rand() * (mix.ranks[1] - mix.ranks[0] + 1))]!;
+  const out: string[] = [];
+  while (out.length < count) {
+    const a = pick();
+    let b = pick();
+    while (b === a) b = pick();
+    out.push(shape === 'word' ? a : shape === 'pair' ? `${a} ${b}` : `"${a} ${b}"`);
+  }
+  return out;
+}
+
+function latencies(fn: (q: string) => void, qs: string[], warmup: number): number[] {
+  for (const q of qs.slice(0, warmup)) fn(q);
+  const t: number[] = [];
+  for (const q of qs) {
+    const s = performance.now();
+    fn(q);
+    t.push(performance.now() - s);
+  }
+  return t.sort((a, b) => a - b);
+}
+
+// ---------------------------------------------------------------- run
+
+export async function run(): Promise<void> {
+  const N = env('QG_BENCH_CACHE_VIDEOS', 1_000_000);
+  const NAIVE = env('QG_BENCH_CACHE_NAIVE', N);
+  const BULK = env('QG_BENCH_CACHE_BULK', 200_000);
+  const Q = env('QG_BENCH_CACHE_QUERIES', 200);
+  const dir = resolve(process.env.QG_BENCH_OUT ?? '.bench-out', 'cache');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+
+  const corpus = new Corpus({ vocabulary: 50_000 });
+  let t = performance.now();
+  let words = 0;
+  for (const page of corpus.pages(0, Math.min(N, 20_000))) words += page.length;
+  const genMs = ((performance.now() - t) / Math.min(N, 20_000)) * N;
+  console.log(
+    `corpus: ${N.toLocaleString('en-US')} videos, vocabulary ${corpus.words.length.toLocaleString('en-US')} words ` +
+      `(Zipf s=1), title 8 / description 60 / tags 6 / channel 2 words; generating it takes ~${(genMs / 1000).toFixed(1)} s ` +
+      `(excluded from the rates below)\n`,
+  );
+  void words;
+
+  // Cache: pages of 50 per transaction, as the trending jobs write them.
+  const path = join(dir, 'cache.db');
+  const cache = openCache(path);
+  let busy = 0;
+  let slowest = 0;
+  let p = 0;
+  const pageTimes: number[] = [];
+  for (const videos of corpus.pages(0, N, PAGE)) {
+    const s = performance.now();
+    cache.ingestTrendingPage({ ...pageMeta(p++), videos });
+    const d = performance.now() - s;
+    pageTimes.push(d);
+    busy += d;
+    if (d > slowest) slowest = d;
+  }
+  t = performance.now();
+  cache.flush();
+  const flushMs = performance.now() - t;
+  busy += flushMs;
+  t = performance.now();
+  const hotVideos = cache.rebuildHotIndex();
+  const hotMs = performance.now() - t;
+  const size = fileSize(path);
+  pageTimes.sort((a, b) => a - b);
+
+  let bulkLine = '';
+  if (BULK > 0) {
+    const bpath = join(dir, 'bulk.db');
+    const bulk = openCache(bpath);
+    const chunk: ReturnType<Corpus['video']>[] = [];
+    let bms = 0;
+    const write = () => {
+      const s = performance.now();
+      bulk.upsertVideos(chunk);
+      bms += performance.now() - s;
+      chunk.length = 0;
+    };
+    for (let i = 0; i < BULK; i++) {
+      chunk.push(corpus.video(i));
+      if (chunk.length === 5000) write();
+    }
+    if (chunk.length) write();
+    const s = performance.now();
+    bulk.close();
+    bms += performance.now() - s;
+    bulkLine = `| cache, bulk \`upsertVideos\` of 5,000 per transaction (${BULK.toLocaleString('en-US')} videos) | ${rate(BULK, bms)} | | | ${mb(fileSize(bpath))} |`;
+    rmSync(bpath, { force: true });
+  }
+
+  let naive: ReturnType<typeof naiveIngest> | undefined;
+  if (NAIVE > 0) naive = naiveIngest(join(dir, 'naive.db'), corpus, NAIVE);
+
+  console.log('### Ingest\n');
+  console.log('| design | videos/s | slowest page | p99 page | size on disk |');
+  console.log('|---|---:|---:|---:|---:|');
+  console.log(
+    `| cache, \`ingestTrendingPage\`, pages of 50 (${N.toLocaleString('en-US')} videos, index batches of 5,000, final catch-up included) | ${rate(N, busy)} | ${ms(slowest)} ms | ${ms(pct(pageTimes, 99))} ms | ${mb(size)} |`,
+  );
+  if (bulkLine) console.log(bulkLine);
+  if (naive) {
+    console.log(
+      `| naive: external content + insert trigger, pages of 50 (${NAIVE.toLocaleString('en-US')} videos) | ${rate(NAIVE, naive.ms)} | | | ${mb(naive.bytes)} |`,
+    );
+  }
+  if (naive) console.log(`\nratio cache / naive ingest rate: ${(N / busy / (NAIVE / naive.ms)).toFixed(2)}×`);
+  console.log(
+    `\nfinal catch-up: ${ms(flushMs)} ms; hot index rebuild (${hotVideos.toLocaleString('en-US')} videos): ${ms(hotMs)} ms\n`,
+  );
+
+  console.log('### Search latency (ms, `limit: 20`, hits with snippets and regions)\n');
+  const header = naive
+    ? '| mix | shape | cache p50 | p95 | p99 | max | ranking | naive p50 | naive p95 | naive p99 | p95 ratio |'
+    : '| mix | shape | p50 | p95 | p99 | max | ranking |';
+  console.log(header);
+  console.log(
+    naive ? '|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|' : '|---|---|---:|---:|---:|---:|---|',
+  );
+  const naiveRank = naive?.db.prepare(
+    `SELECT rowid, bm25(videos_fts, 10, 4, 1, 2) AS s FROM videos_fts WHERE videos_fts MATCH ? ORDER BY s LIMIT 20`,
+  );
+  let worstP95 = 0;
+  let seed = 1;
+  for (const mix of MIXES) {
+    for (const shape of SHAPES) {
+      const qs = queries(corpus, mix, shape, Q, seed++);
+      const routes = new Map<string, number>();
+      const lat = latencies(
+        (q) => {
+          const r = cache.search(q, { limit: 20 });
+          routes.set(r.ranking, (routes.get(r.ranking) ?? 0) + 1);
+        },
+        qs,
+        Math.min(20, qs.length),
+      );
+      worstP95 = Math.max(worstP95, pct(lat, 95));
+      const routeText = [...routes.entries()]
+        .map(([k, v]) => `${k} ${Math.round((v / (qs.length + Math.min(20, qs.length))) * 100)}%`)
+        .join(', ');
+      let line = `| ${mix.name} | ${shape} | ${ms(pct(lat, 50))} | ${ms(pct(lat, 95))} | ${ms(pct(lat, 99))} | ${ms(lat[lat.length - 1]!)} | ${routeText} |`;
+      if (naiveRank) {
+        const nq = mix.ranks[1] <= 10 ? qs.slice(0, Math.max(10, Math.floor(Q / 10))) : qs;
+        const nl = latencies(
+          (q) => {
+            const parsed = parseQuery(q);
+            naiveRank.all(matchExpression(parsed.include));
+          },
+          nq,
+          2,
+        );
+        line += ` ${ms(pct(nl, 50))} | ${ms(pct(nl, 95))} | ${ms(pct(nl, 99))} | ${(pct(nl, 95) / pct(lat, 95)).toFixed(1)}× |`;
+      }
+      console.log(line);
+    }
+  }
+  console.log(`\nworst cache p95 over all mixes: ${ms(worstP95)} ms (target < 20 ms)`);
+
+  // Prefix queries, for information (not a target).
+  const prefixLines: string[] = [];
+  for (const [label, len] of [
+    ['2-letter prefix', 2],
+    ['3-letter prefix', 3],
+    ['4-letter prefix', 4],
+  ] as const) {
+    const qs = queries(corpus, { name: '', ranks: [100, 20_000] }, 'word', 50, 99 + len)
+      .map((w) => Corpus.foldWord(w).slice(0, len))
+      .filter((w) => w.length === len)
+      .map((w) => `${w}*`);
+    const routes = new Map<string, number>();
+    const lat = latencies(
+      (q) => {
+        const r = cache.search(q, { limit: 20 });
+        routes.set(r.ranking, (routes.get(r.ranking) ?? 0) + 1);
+      },
+      qs,
+      5,
+    );
+    prefixLines.push(
+      `| ${label} | ${ms(pct(lat, 50))} | ${ms(pct(lat, 95))} | ${ms(lat[lat.length - 1]!)} | ${[...routes.keys()].join(', ')} |`,
+    );
+  }
+  console.log('\nPrefix queries (for information):\n');
+  console.log('| query | p50 | p95 | max | ranking |');
+  console.log('|---|---:|---:|---:|---|');
+  for (const l of prefixLines) console.log(l);
+
+  cache.close();
+  naive?.db.close();
+  rmSync(dir, { recursive: true, force: true });
+}

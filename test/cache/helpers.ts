@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { VideoResource } from '../../src/cache/types.js';
+
+/** A temp directory removed by the returned cleanup. */
+export function tempDir(prefix = 'qg-cache-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface VideoSpec {
+  title?: string;
+  description?: string;
+  tags?: string[];
+  channelId?: string;
+  channelTitle?: string;
+  views?: number;
+  likes?: number;
+}
+
+/** A full `videos` resource as videos.list returns it. */
+export function video(id: string, spec: VideoSpec = {}): VideoResource {
+  return {
+    id,
+    snippet: {
+      publishedAt: '2025-03-01T12:00:00Z',
+      channelId: spec.channelId ?? `UC-${id}`,
+      channelTitle: spec.channelTitle ?? `Channel ${id}`,
+      title: spec.title ?? `Video ${id}`,
+      description: spec.description ?? '',
+      ...(spec.tags ? { tags: spec.tags } : {}),
+      categoryId: '20',
+      defaultAudioLanguage: 'en',
+    },
+    contentDetails: { duration: 'PT3M20S' },
+    statistics: {
+      viewCount: String(spec.views ?? 1000),
+      likeCount: String(spec.likes ?? 10),
+      commentCount: '3',
+    },
+  };
+}
+
+/** Deterministic filler text from a small vocabulary (for bulk tests). */
+export function words(seed: number, n: number, vocab: readonly string[]): string {
+  let s = seed >>> 0;
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
+    out.push(vocab[s % vocab.length]!);
+  }
+  return out.join(' ');
+}
