@@ -482,8 +482,9 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const sum = (pred: (r: JobResult) => boolean) => results.filter(pred).reduce((n, r) => n + r.units, 0);
     for (const r of results) {
       const kind = r.job.split(':')[0] ?? r.job;
-      const byOutcome = (runs[kind] ??= {});
+      const byOutcome = runs[kind] ?? {};
       byOutcome[r.outcome] = (byOutcome[r.outcome] ?? 0) + 1;
+      runs[kind] = byOutcome;
     }
     const chargedUnits = simulator.charged({ project: PROJECT });
     const main = buckets[backfillBucket]!;
