@@ -131,6 +131,8 @@ export interface DrillReport {
   buckets: Record<string, DrillBucket>;
   checks: DrillCheck[];
   elapsedMs: number;
+  /** The ledger and cache files, when kept (`keep`). */
+  workDir?: string;
 }
 
 /** The largest period node-cron ticks evenly that fits 24 times in the day. */
@@ -545,6 +547,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       buckets,
       checks,
       elapsedMs: Date.now() - started,
+      ...(options.keep ? { workDir: dir } : {}),
     };
   } finally {
     for (const timer of timers) clearTimeout(timer);
