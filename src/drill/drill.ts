@@ -29,7 +29,7 @@ import type { GuardEvent, GuardLogger } from '../guard/types.js';
 import { backfillMethod } from '../jobs/backfill.js';
 import type { JobResult } from '../jobs/types.js';
 import { openLedger } from '../ledger/index.js';
-import type { LedgerKind } from '../ledger/types.js';
+import type { Ledger, LedgerKind } from '../ledger/types.js';
 import { getProfile, type ProfileId } from '../quota/profiles.js';
 import { type Service, startService } from '../scheduler/service.js';
 import { type Simulator, startSimulator } from '../simulator/index.js';
@@ -352,6 +352,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   const logger = quietLogger();
   let sim: Simulator | undefined;
   let service: Service | undefined;
+  let ledger: Ledger | undefined;
   const timers: NodeJS.Timeout[] = [];
   try {
     const ownStats = getProfile(profileId).buckets['videos.batchGetStats'] !== undefined;
@@ -393,7 +394,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     });
     const { config, credential, hourSeconds, backfillBucket } = setup;
     const s = config.store;
-    const ledger = await openLedger(s.url, s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {});
+    ledger = await openLedger(s.url, s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {});
     const t = tally();
     let skippedTicks = 0;
     const nextResetAt = sim.nextResetAt();
@@ -551,7 +552,9 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     };
   } finally {
     for (const timer of timers) clearTimeout(timer);
-    await service?.stop('drill over');
+    // The service closes the ledger; without one it is closed here.
+    if (service) await service.stop('drill over');
+    else await ledger?.close();
     await sim?.close();
     if (!options.keep) rmSync(dir, { recursive: true, force: true });
   }
