@@ -17,10 +17,16 @@ function bucket(report: PlanReport, credential: string, id: string) {
 describe('cron runs as the scheduler fires them', () => {
   it('counts 23 hourly runs on the spring-forward day and 25 on the fall-back day', () => {
     const la = 'America/Los_Angeles';
-    expect(cronRuns('0 * * * *', la, at('2026-03-08T08:00:00Z'), at('2026-03-09T07:00:00Z'))).toHaveLength(23);
-    expect(cronRuns('0 * * * *', la, at('2026-11-01T07:00:00Z'), at('2026-11-02T08:00:00Z'))).toHaveLength(25);
+    expect(cronRuns('0 * * * *', la, at('2026-03-08T08:00:00Z'), at('2026-03-09T07:00:00Z'))).toHaveLength(
+      23,
+    );
+    expect(cronRuns('0 * * * *', la, at('2026-11-01T07:00:00Z'), at('2026-11-02T08:00:00Z'))).toHaveLength(
+      25,
+    );
     // 02:30 does not exist on 2026-03-08 in Los Angeles; 01:30 happens twice on 2026-11-01.
-    expect(cronRuns('30 2 * * *', la, at('2026-03-07T00:00:00Z'), at('2026-03-10T00:00:00Z'))).toHaveLength(2);
+    expect(cronRuns('30 2 * * *', la, at('2026-03-07T00:00:00Z'), at('2026-03-10T00:00:00Z'))).toHaveLength(
+      2,
+    );
     expect(
       cronRuns('30 1 * * *', la, at('2026-11-01T00:00:00Z'), at('2026-11-02T00:00:00Z')).map((t) =>
         new Date(t).toISOString(),
@@ -29,20 +35,34 @@ describe('cron runs as the scheduler fires them', () => {
   });
 
   it('honours day-of-week, seconds and the schedule’s time zone', () => {
-    expect(cronRuns('0 9 * * 1-5', 'UTC', at('2026-01-05T00:00:00Z'), at('2026-01-12T00:00:00Z'))).toHaveLength(5);
-    expect(cronRuns('*/5 * * * * *', 'UTC', at('2026-01-05T00:00:00Z'), at('2026-01-05T00:01:00Z'))).toHaveLength(12);
-    const [first] = cronRuns('0 9 * * *', 'Asia/Kolkata', at('2026-01-05T00:00:00Z'), at('2026-01-06T00:00:00Z'));
+    expect(
+      cronRuns('0 9 * * 1-5', 'UTC', at('2026-01-05T00:00:00Z'), at('2026-01-12T00:00:00Z')),
+    ).toHaveLength(5);
+    expect(
+      cronRuns('*/5 * * * * *', 'UTC', at('2026-01-05T00:00:00Z'), at('2026-01-05T00:01:00Z')),
+    ).toHaveLength(12);
+    const [first] = cronRuns(
+      '0 9 * * *',
+      'Asia/Kolkata',
+      at('2026-01-05T00:00:00Z'),
+      at('2026-01-06T00:00:00Z'),
+    );
     expect(new Date(first!).toISOString()).toBe('2026-01-05T03:30:00.000Z');
   });
 
   it('finds the most spent in any sliding window and in any calendar day', () => {
-    const spends = [0, 10, 20, 60, 65].map((m) => ({ at: at('2026-01-05T00:00:00Z') + m * 60_000, units: 2 }));
+    const spends = [0, 10, 20, 60, 65].map((m) => ({
+      at: at('2026-01-05T00:00:00Z') + m * 60_000,
+      units: 2,
+    }));
     expect(maxInWindow(spends, HOUR)).toBe(8); // 10, 20, 60, 65
     expect(maxInWindow(spends, 30 * 60_000)).toBe(6);
     expect(maxInDay(spends, 'UTC', at('2026-01-05T00:00:00Z'), at('2026-01-06T00:00:00Z'))).toBe(10);
     // In Los Angeles the same spends straddle no midnight but fall in 2026-01-04; a window that does
     // not hold that whole day counts nothing.
-    expect(maxInDay(spends, 'America/Los_Angeles', at('2026-01-05T00:00:00Z'), at('2026-01-06T00:00:00Z'))).toBe(0);
+    expect(
+      maxInDay(spends, 'America/Los_Angeles', at('2026-01-05T00:00:00Z'), at('2026-01-06T00:00:00Z')),
+    ).toBe(0);
   });
 });
 
@@ -65,7 +85,9 @@ describe('plan on three configs', () => {
     ]);
     const r = await cli('plan', '--config', `${FIXTURES}/fits.yaml`);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/trending\s+scheduled\s+videos\.list\s+768\s+8 regions × 4 pages × 24 runs × 1 unit/);
+    expect(r.stdout).toMatch(
+      /trending\s+scheduled\s+videos\.list\s+768\s+8 regions × 4 pages × 24 runs × 1 unit/,
+    );
     expect(r.stdout).toContain('FITS');
   });
 
@@ -76,7 +98,13 @@ describe('plan on three configs', () => {
     // 12 charts (US has 3 categories) × 4 pages × 288 runs a day × 1 unit.
     expect(units.lines[0]).toMatchObject({ id: 'trending', units: 13_824, runs: 288 });
     const [ceiling] = units.checks;
-    expect(ceiling).toMatchObject({ kind: 'ceiling', limit: 9_500, demand: 13_824, fits: false, over: 4_324 });
+    expect(ceiling).toMatchObject({
+      kind: 'ceiling',
+      limit: 9_500,
+      demand: 13_824,
+      fits: false,
+      over: 4_324,
+    });
     const fixes = ceiling!.fixes.join('\n');
     expect(fixes).toContain('at most 197 times per 24h (now 288)'); // 197 × 48 = 9,456 ≤ 9,500
     expect(fixes).toContain('maxPages: 2'); // 12 × 2 × 288 = 6,912
@@ -135,7 +163,10 @@ describe('plan details', () => {
     const spread = bucket(planBudget(parseConfig(raw('2m'), { env: {} })), 'c', 'units');
     expect(spread.checks.find((k) => k.kind === 'pace')).toMatchObject({ demand: 20, fits: true });
     const tight = parseConfig(
-      { ...raw('0s'), credentials: [{ id: 'c', buckets: { units: { pace: { limit: 20, window: '10m' } } } }] },
+      {
+        ...raw('0s'),
+        credentials: [{ id: 'c', buckets: { units: { pace: { limit: 20, window: '10m' } } } }],
+      },
       { env: {} },
     );
     const pace = bucket(planBudget(tight), 'c', 'units').checks.find((k) => k.kind === 'pace')!;
