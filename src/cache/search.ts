@@ -40,6 +40,24 @@ type Params = Record<string, string | number | null>;
 const FILTER_DRIVEN_MAX = 2000;
 const MAX_LIMIT = 100;
 const MAX_OFFSET = 10_000;
+/** A broad prefix (in more than `commonTermDocs` videos) stands for its most frequent words. */
+const BROAD_COMPLETIONS = 16;
+/** A narrow prefix is searched as the OR of all its words when it has at most this many. */
+const NARROW_COMPLETIONS = 64;
+
+interface PrefixInfo {
+  /** Videos with a word starting with the prefix (at most the sum over its words). */
+  docs: number;
+  /** The words to search instead of the prefix; null: search the prefix itself. */
+  completions: string[] | null;
+}
+
+/** The smallest string greater than every string that starts with `p` (code point order = UTF-8 order). */
+function prefixEnd(p: string): string {
+  const cps = Array.from(p);
+  const last = cps.pop()!.codePointAt(0)!;
+  return last >= 0x10ffff ? `${p}\u{10ffff}` : cps.join('') + String.fromCodePoint(last + 1);
+}
 
 export interface SearcherOptions {
   commonTermDocs: number;
@@ -50,13 +68,18 @@ export interface SearcherOptions {
 export class Searcher {
   private readonly statements = new Map<string, Statement>();
   private readonly counts = new Map<string, number>();
+  private readonly prefixes = new Map<string, PrefixInfo>();
   private countsKey = '';
 
   constructor(
     private readonly db: Database,
     private readonly writer: Writer,
     private readonly opts: SearcherOptions,
-  ) {}
+  ) {
+    // The indexes' vocabularies with document counts (per connection, nothing stored).
+    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.hot_vocab USING fts5vocab(main, hot_fts, row);
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.main_vocab USING fts5vocab(main, videos_fts, row);`);
+  }
 
   search(query: string, options: SearchOptions = {}): SearchResult {
     const started = performance.now();
@@ -70,18 +93,26 @@ export class Searcher {
     return { hits, hasMore: rows.length > limit, ranking, took: performance.now() - started };
   }
 
-  /** Documents containing a term, counted up to `commonTermDocs + 1`. */
+  /**
+   * Documents containing a term: words counted up to `commonTermDocs + 1` (a bounded scan); a
+   * prefix estimated from the hot index (see `prefix`). A phrase has at most its rarest word's count.
+   */
   termDocs(term: QueryTerm): number {
     const key = `${this.writer.indexedUpTo()}:${this.writer.generation}`;
     if (key !== this.countsKey) {
       // Counts over the cap stay valid (videos are never removed); the others may have grown.
       for (const [k, v] of this.counts) if (v <= this.opts.commonTermDocs) this.counts.delete(k);
       if (this.counts.size > 50_000) this.counts.clear();
+      this.prefixes.clear();
       this.countsKey = key;
     }
     let docs = Number.POSITIVE_INFINITY;
     term.tokens.forEach((tok, i) => {
-      const fts = `"${tok}"${term.prefix && i === term.tokens.length - 1 ? '*' : ''}`;
+      if (term.prefix && i === term.tokens.length - 1) {
+        docs = Math.min(docs, this.prefix(tok).docs);
+        return;
+      }
+      const fts = `"${tok}"`;
       let c = this.counts.get(fts);
       if (c === undefined) {
         c = this.stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
@@ -94,6 +125,58 @@ export class Searcher {
     return docs;
   }
 
+  /**
+   * FTS5 runs a prefix query by merging the lists of every word with that prefix, positions
+   * included, before it returns a row, and bm25 makes it do that twice: a short prefix of common
+   * words costs seconds on a large cache, whatever the LIMIT. So a prefix is expanded into the words
+   * it stands for, with their document counts from the vocabulary (which only counts), and searched
+   * as an OR of those words, which FTS5 streams:
+   * - the hot index (a sample) first: a prefix clearly too broad there is not looked up further;
+   * - then the whole index's vocabulary: a prefix in at most `commonTermDocs` videos becomes the OR
+   *   of all its words (the same matches as the prefix), a broader one the OR of its
+   *   BROAD_COMPLETIONS most frequent words (see docs/cache.md).
+   * `completions: null` keeps the plain prefix (small caches, or very many rare words).
+   */
+  private prefix(token: string): PrefixInfo {
+    const known = this.prefixes.get(token);
+    if (known) return known;
+    const total = this.writer.indexedUpTo();
+    const cap = this.opts.commonTermDocs;
+    let info: PrefixInfo = { docs: 0, completions: null };
+    if (total > cap) {
+      this.ensureHot();
+      const range = [token, prefixEnd(token)];
+      const hotSize = this.stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
+      const inHot = this.stmt('SELECT term, doc FROM temp.hot_vocab WHERE term >= ? AND term < ?')
+        .raw()
+        .all(...range) as Array<[string, number]>;
+      const estimate = hotSize === 0 ? 0 : (inHot.reduce((sum, [, d]) => sum + d, 0) * total) / hotSize;
+      const words =
+        estimate > 2 * cap
+          ? inHot
+          : (this.stmt('SELECT term, doc FROM temp.main_vocab WHERE term >= ? AND term < ?')
+              .raw()
+              .all(...range) as Array<[string, number]>);
+      const docs = estimate > 2 * cap ? Math.round(estimate) : words.reduce((sum, [, d]) => sum + d, 0);
+      words.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+      if (docs > cap) info = { docs, completions: words.slice(0, BROAD_COMPLETIONS).map(([w]) => w) };
+      else if (words.length <= NARROW_COMPLETIONS) info = { docs, completions: words.map(([w]) => w) };
+      else info = { docs, completions: null };
+    }
+    this.prefixes.set(token, info);
+    return info;
+  }
+
+  /** The FTS5 string of a term for the whole-cache index: a broad prefix becomes its completions. */
+  private mainFts(term: QueryTerm): string {
+    if (!term.prefix) return term.fts;
+    const { completions } = this.prefix(term.tokens[term.tokens.length - 1]!);
+    if (completions === null) return term.fts;
+    const head = term.tokens.slice(0, -1);
+    const alternatives = completions.map((c) => `"${[...head, c].join(' ').replaceAll('"', '""')}"`);
+    return alternatives.length === 0 ? '""' : `(${alternatives.join(' OR ')})`;
+  }
+
   private isCommon(term: QueryTerm): boolean {
     return this.termDocs(term) > this.opts.commonTermDocs;
   }
@@ -104,9 +187,13 @@ export class Searcher {
     n: number,
     offset: number,
   ): { rows: Scored[]; ranking: SearchRanking } {
-    const selective = q.include.filter((t) => !this.isCommon(t));
-    const full = matchExpression(q.include, q.exclude);
-    if (selective.length === 0) return { rows: this.rankPopular(full, f, n, offset), ranking: 'popular' };
+    const main = (t: QueryTerm): QueryTerm => ({ ...t, fts: this.mainFts(t) });
+    const selective = q.include.filter((t) => !this.isCommon(t)).map(main);
+    const full = matchExpression(q.include.map(main), q.exclude.map(main));
+    if (selective.length === 0) {
+      const hotFull = matchExpression(q.include, q.exclude);
+      return { rows: this.rankPopular(hotFull, full, f, n, offset), ranking: 'popular' };
+    }
     const commonInclude = selective.length < q.include.length;
     if (!commonInclude && !q.exclude.some((t) => this.isCommon(t))) {
       // Exact bm25 over everything (excluded selective terms are cheap for bm25 to weigh).
@@ -136,21 +223,24 @@ export class Searcher {
     return { rows, ranking: commonInclude ? 'bm25-selective' : 'bm25' };
   }
 
-  /** Every term very common: bm25 within the hot set first, then the other matches newest first. */
-  private rankPopular(full: string, f: Filters, n: number, offset: number): Scored[] {
+  /**
+   * Every term very common: bm25 within the hot set first, then the other matches newest first.
+   * `hotFull` is the expression for the hot index, `full` the one for the whole cache.
+   */
+  private rankPopular(hotFull: string, full: string, f: Filters, n: number, offset: number): Scored[] {
     this.ensureHot();
     const hot = filterSql('hot_fts', f);
     const hotRows = this.stmt(
       `SELECT rowid AS vid, ${BM25('hot_fts')} AS score FROM hot_fts
        WHERE hot_fts MATCH @match ${hot.sql} ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
-    ).all({ ...hot.params, match: full, n, offset }) as Scored[];
+    ).all({ ...hot.params, match: hotFull, n, offset }) as Scored[];
     if (hotRows.length >= n) return hotRows;
     const hotTotal =
       hotRows.length > 0 || offset === 0
         ? offset + hotRows.length
         : (this.stmt(`SELECT count(*) FROM hot_fts WHERE hot_fts MATCH @match ${hot.sql}`)
             .pluck()
-            .get({ ...hot.params, match: full }) as number);
+            .get({ ...hot.params, match: hotFull }) as number);
     const skip = Math.max(0, offset - hotTotal);
     const need = n - hotRows.length;
     const rest = this.fillNewestFirst(full, f, need, skip);

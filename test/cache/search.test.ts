@@ -208,6 +208,10 @@ describe('routing by term frequency', () => {
     ['rare5 odd5', 'bm25', {}],
     ['rare11 -dance', 'bm25', { region: 'US' }],
     ['odd5 of', 'bm25-selective', { channelId: 'UC2' }],
+    ['rare36*', 'bm25', {}],
+    ['rare36* -odd1', 'bm25', {}],
+    ['rare36* the', 'bm25-selective', {}],
+    ['"the rare36"*', 'bm25', {}],
   ] as Array<[string, string, SearchOptions]>)('%s pages through exactly every match (%s)', (q, route, o) => {
     const want = expected(q, o);
     expect(want.length).toBeGreaterThan(0);
@@ -215,6 +219,19 @@ describe('routing by term frequency', () => {
     expect(got.ranking).toEqual(new Set([route]));
     expect(new Set(got.ids).size).toBe(got.ids.length); // no duplicates across pages
     expect([...got.ids].sort()).toEqual(want);
+  });
+
+  it('a broad prefix stands for its most frequent words: only real matches, hot set first', () => {
+    for (const q of ['rare*', 'th*', 'ra* rare5', 'the ra*']) {
+      const want = new Set(expected(q));
+      const got = everyPage(q);
+      expect(got.ids.length).toBeGreaterThan(0);
+      expect(new Set(got.ids).size).toBe(got.ids.length);
+      for (const id of got.ids) expect(want.has(id)).toBe(true);
+    }
+    // 'rare*' covers 37 words: the 16 most frequent are searched.
+    expect(everyPage('rare*').ids.length).toBeLessThan(expected('rare*').length);
+    expect(everyPage('th*').ids.sort()).toEqual(expected('th*')); // 'the' is its only word
   });
 
   it('for very common words, the hot set comes first, ranked by bm25 within it', () => {
