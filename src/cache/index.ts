@@ -306,6 +306,6 @@ export function openCache(path: string = DEFAULT_CACHE_PATH, options: CacheOptio
   }
 }
 
-export { QueryInvalidError } from './errors.js';
+export { CacheSchemaError, QueryInvalidError } from './errors.js';
 export { parseQuery } from './query.js';
 export type * from './types.js';

@@ -13,7 +13,7 @@ import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { InvalidArgumentError } from '../errors.js';
 import { FTS_COLUMNS } from './schema.js';
 import type { IngestResult, TrendingPage, VideoResource } from './types.js';
-import { toRow, type VideoRow } from './video.js';
+import { rowValues, toRow, VIDEO_COLUMNS, type VideoRow } from './video.js';
 
 interface ExistingRow {
   vid: number;
@@ -52,22 +52,14 @@ export class Writer {
     private readonly indexBatch: number,
   ) {
     this.findVideo = db.prepare(`SELECT vid, ${TEXT_COLS} FROM videos WHERE id = ?`);
+    const valueMarks = VIDEO_COLUMNS.map(() => '?').join(', ');
     this.insertVideo = db.prepare(
-      `INSERT INTO videos (id, channel_id, channel_title, title, description, tags, category_id,
-         default_language, default_audio_language, published_at, duration_s, view_count, like_count,
-         comment_count, first_seen, last_refreshed)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO videos (id, ${VIDEO_COLUMNS.join(', ')}, first_seen, last_refreshed)
+       VALUES (?, ${valueMarks}, ?, ?) ON CONFLICT (id) DO NOTHING`,
     );
     this.updateVideo = db.prepare(
-      `UPDATE videos SET
-         channel_id = coalesce(?, channel_id), channel_title = coalesce(?, channel_title),
-         title = coalesce(?, title), description = coalesce(?, description), tags = coalesce(?, tags),
-         category_id = coalesce(?, category_id), default_language = coalesce(?, default_language),
-         default_audio_language = coalesce(?, default_audio_language),
-         published_at = coalesce(?, published_at), duration_s = coalesce(?, duration_s),
-         view_count = coalesce(?, view_count), like_count = coalesce(?, like_count),
-         comment_count = coalesce(?, comment_count), last_refreshed = max(last_refreshed, ?)
+      `UPDATE videos SET ${VIDEO_COLUMNS.map((c) => `${c} = coalesce(?, ${c})`).join(', ')},
+         last_refreshed = max(last_refreshed, ?)
        WHERE vid = ?`,
     );
     this.insertSnapshot = db.prepare(
@@ -168,24 +160,8 @@ export class Writer {
 
   private upsertOne(row: VideoRow, seenAt: number, now: number, result: IngestResult): number {
     // New videos are the common case of a trending page: try the insert first (one index probe).
-    const inserted = this.insertVideo.run(
-      row.id,
-      row.channelId,
-      row.channelTitle,
-      row.title,
-      row.description,
-      row.tags,
-      row.categoryId,
-      row.defaultLanguage,
-      row.defaultAudioLanguage,
-      row.publishedAt,
-      row.durationS,
-      row.viewCount,
-      row.likeCount,
-      row.commentCount,
-      seenAt,
-      now,
-    );
+    const values = rowValues(row);
+    const inserted = this.insertVideo.run(row.id, ...values, seenAt, now);
     if (inserted.changes > 0) {
       result.inserted++;
       return Number(inserted.lastInsertRowid);
@@ -211,23 +187,7 @@ export class Writer {
         this.hotInsert.run(old.vid, ...next);
       }
     }
-    this.updateVideo.run(
-      row.channelId,
-      row.channelTitle,
-      row.title,
-      row.description,
-      row.tags,
-      row.categoryId,
-      row.defaultLanguage,
-      row.defaultAudioLanguage,
-      row.publishedAt,
-      row.durationS,
-      row.viewCount,
-      row.likeCount,
-      row.commentCount,
-      now,
-      old.vid,
-    );
+    this.updateVideo.run(...values, now, old.vid);
     result.updated++;
     return old.vid;
   }

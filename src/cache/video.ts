@@ -2,7 +2,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { VideoResource } from './types.js';
 
-/** Column values of a video, in the order of VIDEO_COLUMNS; `null` means "not in this resource". */
+/** Column values of a video; `null` means "not in this resource". */
 export interface VideoRow {
   id: string;
   channelId: string | null;
@@ -18,6 +18,42 @@ export interface VideoRow {
   viewCount: number | null;
   likeCount: number | null;
   commentCount: number | null;
+}
+
+/** The `videos` columns a resource fills, in the order of `rowValues`. */
+export const VIDEO_COLUMNS = [
+  'channel_id',
+  'channel_title',
+  'title',
+  'description',
+  'tags',
+  'category_id',
+  'default_language',
+  'default_audio_language',
+  'published_at',
+  'duration_s',
+  'view_count',
+  'like_count',
+  'comment_count',
+] as const;
+
+/** A row's values in the order of VIDEO_COLUMNS. */
+export function rowValues(r: VideoRow): Array<string | number | null> {
+  return [
+    r.channelId,
+    r.channelTitle,
+    r.title,
+    r.description,
+    r.tags,
+    r.categoryId,
+    r.defaultLanguage,
+    r.defaultAudioLanguage,
+    r.publishedAt,
+    r.durationS,
+    r.viewCount,
+    r.likeCount,
+    r.commentCount,
+  ];
 }
 
 const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;

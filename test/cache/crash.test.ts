@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
-import { tempDir } from './helpers.js';
+import { ftsContentCheck, tempDir } from './helpers.js';
 
 const t = tempDir('qg-crash-');
 afterAll(() => t.cleanup());
@@ -116,13 +116,7 @@ function checkSearchable(pages: number): void {
   } finally {
     cache.close();
   }
-  const db = new Database(path);
-  try {
-    // The index matches the content row for row (rank 1 compares with the content table).
-    db.exec(`INSERT INTO videos_fts (videos_fts, rank) VALUES ('integrity-check', 1)`);
-  } finally {
-    db.close();
-  }
+  ftsContentCheck(path);
 }
 
 describe('crash consistency', () => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { VideoResource } from '../../src/cache/types.js';
 
 /** A temp directory removed by the returned cleanup. */
@@ -51,4 +52,14 @@ export function words(seed: number, n: number, vocab: readonly string[]): string
     out.push(vocab[s % vocab.length]!);
   }
   return out.join(' ');
+}
+
+/** FTS5's integrity check with rank 1: the index must match the content table row for row. */
+export function ftsContentCheck(path: string): void {
+  const db = new Database(path);
+  try {
+    db.exec(`INSERT INTO videos_fts (videos_fts, rank) VALUES ('integrity-check', 1)`);
+  } finally {
+    db.close();
+  }
 }

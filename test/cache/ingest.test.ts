@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Cache, openCache } from '../../src/cache/index.js';
 import { SCHEMA_VERSION } from '../../src/cache/schema.js';
 import { parseDuration } from '../../src/cache/video.js';
-import { tempDir, video } from './helpers.js';
+import { ftsContentCheck, tempDir, video } from './helpers.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -28,16 +28,6 @@ function raw(path: string): Database.Database {
   const db = new Database(path, { readonly: true });
   cleanups.unshift(() => db.close());
   return db;
-}
-
-function ftsContentCheck(path: string): void {
-  const db = new Database(path);
-  try {
-    // rank 1: also compare the index with the content table, row by row.
-    db.exec(`INSERT INTO videos_fts (videos_fts, rank) VALUES ('integrity-check', 1)`);
-  } finally {
-    db.close();
-  }
 }
 
 describe('opening', () => {
