@@ -65,6 +65,10 @@ CREATE INDEX IF NOT EXISTS qg_entry_id ON qg_entry (id);
 function wrapSqliteError(e: unknown, what: string): unknown {
   if (e instanceof QuotaGuardError) return e;
   const code = (e as { code?: unknown })?.code;
+  // A file-system error (EACCES, ENOTDIR, EROFS…) creating the file's directory.
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new StoreUnavailableError(`SQLite ledger: ${what} failed (${code})`, { cause: e });
+  }
   if (
     code === 'SQLITE_BUSY' ||
     code === 'SQLITE_LOCKED' ||

@@ -1,0 +1,46 @@
+/**
+ * Data paths an operator gets wrong: a ledger or demo directory that cannot be created, and a ledger
+ * pointed at another database. Each is one line on stderr with its code's exit status, never a
+ * stack trace, and the other database is left as it was.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { cli, configFile, dir } from './helpers.js';
+
+beforeEach(() => {
+  vi.stubEnv('LOG_LEVEL', 'silent');
+  vi.stubEnv('QUOTA_GUARD_CONFIG', '');
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+function expectOneLine(stderr: string, pattern: RegExp): void {
+  const lines = stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^quota-guard: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(stderr).not.toMatch(/\n\s+at /);
+}
+
+/** A regular file, so that any path below it cannot be created (ENOTDIR), even for root. */
+function aFile(): string {
+  const p = join(dir, `file-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(p, 'not a directory\n');
+  return p;
+}
+
+describe('data paths', () => {
+  it('a ledger directory that cannot be created: one line, exit 69', async () => {
+    const cfg = configFile(
+      `store: sqlite:${aFile()}/sub/quota.db\ncache: { path: ${dir}/unused-cache.db }\n`,
+    );
+    for (const cmd of [['status'], ['spend', 'default', '--cost', '1']]) {
+      const out = await cli(...cmd, '--config', cfg);
+      expect(out.code).toBe(69);
+      expectOneLine(out.stderr, /SQLite ledger: .* failed \(ENOTDIR\) \(QG_STORE_UNAVAILABLE\)$/);
+    }
+  });
+});
