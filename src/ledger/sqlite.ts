@@ -89,12 +89,27 @@ function wrapSqliteError(e: unknown, what: string): unknown {
   return e;
 }
 
+/**
+ * A file that already holds tables but not the ledger's is someone else's database (the cache, or
+ * another program's): refuse it before changing anything in it.
+ */
+function refuseForeignDatabase(db: Database.Database, path: string): void {
+  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
+  if (tables.length === 0 || (tables.includes('qg_budget') && tables.includes('qg_entry'))) return;
+  db.close();
+  throw new QuotaGuardError(
+    'QG_STORE_CORRUPT',
+    `SQLite ledger: '${path}' is another database, not a ledger (it has tables ${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''})`,
+  );
+}
+
 export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
   const memory = opts.path === ':memory:';
   let db: Database.Database;
   try {
     if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
     db = new Database(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
+    refuseForeignDatabase(db, opts.path);
     if (!memory) {
       db.pragma('journal_mode = WAL');
       // Checkpoints (the only fsyncs in WAL + NORMAL) every ~40 MB of WAL instead of every ~4 MB,

@@ -5,7 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openCache } from '../../src/cache/index.js';
 import { cli, configFile, dir } from './helpers.js';
 
 beforeEach(() => {
@@ -41,6 +43,22 @@ describe('data paths', () => {
       const out = await cli(...cmd, '--config', cfg);
       expect(out.code).toBe(69);
       expectOneLine(out.stderr, /SQLite ledger: .* failed \(ENOTDIR\) \(QG_STORE_UNAVAILABLE\)$/);
+    }
+  });
+
+  it('a ledger pointed at the cache file: one line, exit 70, the cache left as it was', async () => {
+    const cachePath = join(dir, 'swapped-cache.db');
+    openCache(cachePath).close();
+    const cfg = configFile(`store: sqlite:${cachePath}\ncache: { path: ${dir}/other-cache.db }\n`);
+    const out = await cli('status', '--config', cfg);
+    expect(out.code).toBe(70);
+    expectOneLine(out.stderr, /is another database, not a ledger \(it has tables .*\) \(QG_STORE_CORRUPT\)$/);
+    const db = new Database(cachePath, { readonly: true });
+    try {
+      const tables = db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE 'qg_%'`).all();
+      expect(tables).toEqual([]);
+    } finally {
+      db.close();
     }
   });
 });
