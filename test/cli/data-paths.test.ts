@@ -61,4 +61,11 @@ describe('data paths', () => {
       db.close();
     }
   });
+
+  it('a demo --dir that cannot be created: one line, exit 69', async () => {
+    const out = await cli('demo', '--dir', join(aFile(), 'demo'));
+    expect(out.code).toBe(69);
+    expectOneLine(out.stderr, /demo directory .* cannot be created \(ENOTDIR\) \(QG_STORE_UNAVAILABLE\)$/);
+    expect(out.stdout).toBe('');
+  });
 });

@@ -14,7 +14,7 @@ import YAML from 'yaml';
 import type { SearchResult } from '../../cache/types.js';
 import { loadConfig, parseConfig } from '../../config/load.js';
 import type { CredentialConfig } from '../../config/types.js';
-import { ExitCode } from '../../errors.js';
+import { ExitCode, StoreUnavailableError } from '../../errors.js';
 import { createGuard } from '../../guard/guard.js';
 import { quotaStatus, type StatusReport } from '../../guard/status.js';
 import type { GuardLogger } from '../../guard/types.js';
@@ -68,7 +68,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const { raw, regions, credentials } = demoBase(options.config);
   const kept = options.dir !== undefined;
   const dir = kept ? resolve(options.dir as string) : mkdtempSync(join(tmpdir(), 'quota-guard-demo-'));
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    throw new StoreUnavailableError(`demo directory ${dir} cannot be created (${String(code)})`, {
+      cause: e,
+    });
+  }
   const logger = options.logger ?? cliLogger({ LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'warn' });
   const first = credentials[0]!;
   const key = `demo-${randomBytes(12).toString('hex')}`;
