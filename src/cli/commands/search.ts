@@ -1,5 +1,5 @@
 /**
- * `quota-guard search <query> [--region R] [--limit N] [--json]`: search the local cache. It never
+ * `quota-guard search <query…> [--region R] [--limit N] [--json]`: search the local cache. It never
  * calls the upstream and never spends quota; the cache is filled by `fetch` and `backfill`.
  */
 import type { Command } from 'commander';
@@ -22,12 +22,13 @@ export function register(program: Command): void {
     program
       .command('search')
       .description('search the local cache of fetched videos (never spends quota)')
-      .argument('<query>', 'words; "a phrase", -exclude, prefix*')
+      .argument('<query...>', 'words; "a phrase", -exclude, prefix* (put -- before a leading -exclude)')
       .option('-r, --region <code>', 'only videos seen trending in this region')
       .option('-n, --limit <n>', 'hits to show, 1-100 (default 20)', positiveInt)
       .option('--json', 'print the result as JSON'),
   ).action(
-    action(async (query: string, opts: SearchCommandOptions) => {
+    action(async (words: string[], opts: SearchCommandOptions) => {
+      const query = words.join(' ');
       const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
       const region = opts.region !== undefined ? config.region(opts.region) : undefined;
       const cache = openCache(config.cache.path);
