@@ -20,7 +20,16 @@ import { reportError } from './run.js';
 export function buildProgram(): Command {
   const program = new Command('quota-guard')
     .description('Guard a quota-metered API: budget ledger, jobs, cache search and an upstream simulator')
-    .showHelpAfterError('(run with --help for usage)')
+    // A usage mistake is one line, in the format of every other error.
+    .configureOutput({
+      outputError: (str, write) =>
+        write(
+          `quota-guard: ${str
+            .replace(/^error: /, '')
+            .trim()
+            .replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`,
+        ),
+    })
     .exitOverride();
   for (const register of COMMANDS) register(program);
   return program;

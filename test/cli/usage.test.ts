@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { cli } from './helpers.js';
+
+describe('usage mistakes', () => {
+  it('are one line in the format of every other error, with exit 64', async () => {
+    for (const [args, pattern] of [
+      [['status', '--bogus'], /unknown option '--bogus'/],
+      [['status', '--jsn'], /unknown option '--jsn' \(Did you mean --json\?\)/],
+      [['spend', 'default', '--cost', 'abc'], /'--cost <n>' argument 'abc' is invalid/],
+      [['spend', 'default'], /required option '--cost <n>' not specified/],
+      [['spend', '--cost', '1'], /missing required argument 'credential'/],
+      [['statu'], /unknown command 'statu'/],
+    ] as const) {
+      const out = await cli(...args);
+      expect(out.code, args.join(' ')).toBe(64);
+      expect(out.stdout).toBe('');
+      const lines = out.stderr.trimEnd().split('\n');
+      expect(lines, args.join(' ')).toHaveLength(1);
+      expect(lines[0]).toMatch(/^quota-guard: /);
+      expect(lines[0]).toMatch(pattern);
+    }
+  });
+});
