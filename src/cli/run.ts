@@ -6,7 +6,7 @@ import { ConfigError, exitCodeFor, isQuotaGuardError } from '../errors.js';
  */
 export function reportError(e: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
   if (e instanceof ConfigError) {
-    for (const p of e.problems) stderr.write(`quota-guard: ${p}\n`);
+    for (const p of e.problems) stderr.write(`quota-guard: ${p} (${e.code})\n`);
   } else if (isQuotaGuardError(e)) {
     stderr.write(`quota-guard: ${e.message} (${e.code})\n`);
   } else {

@@ -141,7 +141,7 @@ describe('one clear line and the documented exit code', () => {
     const r = await cli('spend', 'main', '--cost', '1', '--config', '/nonexistent/qg.yaml');
     expect(r).toMatchObject({
       code: 78,
-      stderr: 'quota-guard: /nonexistent/qg.yaml: config file not found\n',
+      stderr: 'quota-guard: /nonexistent/qg.yaml: config file not found (QG_CONFIG_INVALID)\n',
     });
   });
 
@@ -150,7 +150,7 @@ describe('one clear line and the documented exit code', () => {
     const r = await cli('spend', 'nobody', '--cost', '1', '--config', cfg);
     expect(r).toMatchObject({
       code: 78,
-      stderr: "quota-guard: unknown credential 'nobody' (configured: main)\n",
+      stderr: "quota-guard: unknown credential 'nobody' (configured: main) (QG_UNKNOWN_CREDENTIAL)\n",
     });
     const s = await cli('status', '--credential', 'nobody', '--config', cfg);
     expect(s.code).toBe(78);
