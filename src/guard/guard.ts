@@ -285,8 +285,8 @@ export class Guard {
   /**
    * Spend through `acquire`, then run `fn` (one upstream request); retried with `withRetries`
    * (src/upstream/retry.ts) for 5xx, transport failures and short rate limits, each attempt spending
-   * again. The upstream charges every request it receives, so only an error with
-   * `reached === 'never'` is refunded. A quotaExceeded answer after an allowed spend blocks the
+   * again. The upstream charges every request it receives to the key's project, so only an error
+   * with `reached === 'never'`, or a key it rejected as invalid (no project to charge), is refunded. A quotaExceeded answer after an allowed spend blocks the
    * credential's bucket until the upstream's next reset and stops; so does a rate limit that cannot
    * be waited out. Other upstream errors and bugs are thrown.
    */
@@ -311,7 +311,9 @@ export class Guard {
         // Anything but an upstream answer (a bug, an abort) carries no proof it was not charged.
         if (!isUpstreamError(e)) throw e;
         this.#emit({ type: 'upstream-error', error: e, outcome: got.spend });
-        if (e.reached === 'never') await this.refund(got.spend);
+        // Not charged to the credential: never sent, or sent with a key the upstream could not
+        // attribute to any project (keyInvalid), so no project's quota was spent.
+        if (e.reached === 'never' || e.code === 'QG_UPSTREAM_KEY_INVALID') await this.refund(got.spend);
         if (e.code === 'QG_UPSTREAM_QUOTA_EXCEEDED')
           throw new Stopped(await this.#blockOnQuotaExceeded(got.spend, e));
         throw e;

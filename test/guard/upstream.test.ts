@@ -99,4 +99,32 @@ describe('guard.call against the simulator', () => {
       await dead.close();
     }
   });
+
+  it('refunds a request the upstream rejected as keyInvalid: it charged no project for it', async () => {
+    const strict = await startSimulator({ port: 0, keys: ['the-right-key@default'] });
+    const wrong = createYouTubeClient({ baseUrl: strict.url, apiKey: KEY });
+    const guard = createGuard({
+      config: config({ credentials: [{ id: 'badkey' }] }),
+      ledger,
+      logger: capture(),
+    });
+    try {
+      const err = await guard
+        .call({ credential: 'badkey', method: 'videos.list' }, () =>
+          wrong.videosListChart({ regionCode: 'US' }),
+        )
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err).toMatchObject({ code: 'QG_UPSTREAM_KEY_INVALID', reached: 'yes' });
+      expect(strict.charged({})).toBe(0);
+      expect(guard.stats()).toMatchObject({ allowed: 1, refunds: 1 });
+      const s = await ledger.peek({ key: 'qg:{badkey}:units', windowMs: 86_400_000 });
+      expect(s.used).toBe(0);
+    } finally {
+      await wrong.close();
+      await strict.close();
+    }
+  });
 });
