@@ -13,6 +13,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { InvalidArgumentError, QuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpoint.js';
 import { CacheSchemaError } from './errors.js';
 import { hotIsStale, hotState, rebuildHot } from './hot.js';
 import { Writer } from './ingest.js';
@@ -130,6 +131,7 @@ class SqliteCache implements Cache {
   private readonly now: () => number;
   private readonly hotSize: number;
   private readonly commonTermDocs: number;
+  private checkpointer: Checkpointer | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -157,11 +159,20 @@ class SqliteCache implements Cache {
   }
 
   ingestTrendingPage(page: TrendingPage): IngestResult {
+    this.checkpointInBackground();
     return this.run(() => this.writer.ingestPage(page, this.now()));
   }
 
   upsertVideos(videos: readonly VideoResource[]): IngestResult {
+    this.checkpointInBackground();
     return this.run(() => this.writer.upsert(videos, this.now()));
+  }
+
+  /** From the first write on, checkpoints run in a worker thread (see checkpoint.ts). */
+  private checkpointInBackground(): void {
+    if (this.checkpointer !== undefined || this.db.memory || !this.db.open) return;
+    this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+    this.checkpointer = startCheckpointer(this.path);
   }
 
   search(query: string, options?: SearchOptions): SearchResult {
@@ -267,6 +278,7 @@ class SqliteCache implements Cache {
     try {
       this.writer.catchUp();
     } finally {
+      this.checkpointer?.stop();
       this.db.close();
     }
   }

@@ -105,6 +105,7 @@ export function applyPragmas(db: Database, opts: { cacheMiB: number; busyTimeout
   db.pragma('temp_store = MEMORY');
   // Checkpoint every ~40 MB of WAL instead of every 4 MB: fewer fsyncs, and index pages that many
   // small transactions touch are copied back once. The file is truncated back after a checkpoint.
+  // Once the cache writes, a worker takes over checkpointing (checkpoint.ts).
   db.pragma('wal_autocheckpoint = 10000');
   db.pragma(`journal_size_limit = ${64 * 2 ** 20}`);
 }

@@ -53,6 +53,28 @@ describe('opening', () => {
     }
   });
 
+  it('checkpoints in a worker while writing, and leaves no WAL behind after close', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const path = join(t.dir, 'wal.db');
+    const cache = openCache(path);
+    for (let p = 0; p < 20; p++) {
+      cache.ingestTrendingPage({
+        region: 'US',
+        fetchedAt: p,
+        rankOffset: 0,
+        videos: Array.from({ length: 50 }, (_, i) => video(`w${p}-${i}`, { description: 'x'.repeat(2000) })),
+      });
+    }
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000)); // the worker has opened its connection by now
+    cache.close();
+    // Both connections closed: the last one checkpointed and removed the WAL.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const db = raw(path);
+    expect(db.prepare('SELECT count(*) FROM videos').pluck().get()).toBe(1000);
+  });
+
   it('refuses a file written by a newer schema and a file that is not a database, with typed errors', () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
