@@ -257,11 +257,14 @@ class SqliteCache implements Cache {
           }
         }
       }
+      const videos = one('SELECT count(*) FROM videos');
+      // Only the (few) rows above the mark are read: counting those below would scan the table.
+      const pending = one(
+        `SELECT count(*) FROM videos WHERE vid > (SELECT value FROM meta WHERE key = 'indexed_upto')`,
+      );
       return {
-        videos: one('SELECT count(*) FROM videos'),
-        indexedVideos: one(
-          `SELECT count(*) FROM videos WHERE vid <= (SELECT value FROM meta WHERE key = 'indexed_upto')`,
-        ),
+        videos,
+        indexedVideos: videos - pending,
         snapshotRows: one('SELECT count(*) FROM snapshots'),
         regions: one('SELECT count(DISTINCT region) FROM charts'),
         runs: one('SELECT count(*) FROM runs'),

@@ -232,6 +232,7 @@ describe('ingest', () => {
     expect(mark()).toBe(100); // the page that filled the batch indexed it, in its own transaction
     cache.ingestTrendingPage(page(3, 3));
     expect(mark()).toBe(100);
+    expect(cache.stats()).toMatchObject({ videos: 150, indexedVideos: 100 });
     expect(cache.search('item3x7').hits.map((h) => h.id)).toEqual(['p3-7']); // search caught up
     expect(mark()).toBe(150);
     cache.ingestTrendingPage(page(4, 4));
