@@ -37,6 +37,7 @@ import type {
 } from './types.js';
 
 export const DEFAULT_CACHE_PATH = 'data/cache.db';
+const WRITES_BEFORE_WORKER = 16;
 
 export interface Cache {
   /** The database file (`:memory:` for an in-memory cache). */
@@ -132,6 +133,7 @@ class SqliteCache implements Cache {
   private readonly hotSize: number;
   private readonly commonTermDocs: number;
   private checkpointer: Checkpointer | undefined;
+  private writes = 0;
 
   constructor(
     private readonly db: Database.Database,
@@ -168,9 +170,13 @@ class SqliteCache implements Cache {
     return this.run(() => this.writer.upsert(videos, this.now()));
   }
 
-  /** From the first write on, checkpoints run in a worker thread (see checkpoint.ts). */
+  /**
+   * Once a cache has written a few transactions (a long ingest, not a test or a one-page run),
+   * checkpoints run in a worker thread (see checkpoint.ts).
+   */
   private checkpointInBackground(): void {
     if (this.checkpointer !== undefined || this.db.memory || !this.db.open) return;
+    if (++this.writes < WRITES_BEFORE_WORKER) return;
     this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     this.checkpointer = startCheckpointer(this.path);
   }
