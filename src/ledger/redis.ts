@@ -157,6 +157,10 @@ export async function openRedisBackend(
   return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''));
 }
 
+function spendFailed(e: unknown): never {
+  throw mapRedisError(e, 'spend');
+}
+
 class RedisBackend implements LedgerBackend {
   readonly kind: LedgerKind;
   readonly #client: Redis | Cluster;
@@ -191,9 +195,7 @@ class RedisBackend implements LedgerBackend {
 
   spend(req: BackendSpend): Promise<Decision> {
     if (req.budgets.length > 1) this.#checkSlots(req.budgets.map((b) => b.key));
-    return this.#scripts.spend(req, (e) => {
-      throw mapRedisError(e, 'spend');
-    });
+    return this.#scripts.spend(req, spendFailed);
   }
 
   async refund(keys: string[], id: string): Promise<void> {
