@@ -23,11 +23,17 @@ const HOUR = 3_600_000;
 const BIG = 1_000_000_000;
 const CONCURRENCY = 32;
 const TAG = 'trending:US:videos.list';
-/** Decisions per design over all rounds, by cost (the baseline's log grows by `cost` members per call). */
-const RUNS: Record<number, number> = { 1: 28_000, 100: 4_200 };
+/**
+ * Each design runs for the same time per round, whatever its speed or cost: equal exposure to GC
+ * pauses and to the machine's noise. (A fixed number of calls per round made the cost-100 rounds of
+ * the fast designs a few milliseconds long, too short to be comparable.)
+ */
+const ROUND_MS = 80;
+/** Before any round, every design runs this long on a scratch key, so the JIT has compiled every path. */
+const WARMUP_MS = 400;
 const LATENCY_RUN = 2_000;
-/** Measured rounds per design and cost (plus one warm-up round). */
-const ROUNDS = 7;
+/** Measured rounds per design and cost (plus one warm-up round); the order of designs rotates. */
+const ROUNDS = 11;
 const MEMORY_CALLS = 1_000;
 
 type Spend = (key: string, cost: number) => Promise<unknown>;
@@ -61,18 +67,20 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-async function throughput(spend: Spend, key: string, cost: number, n: number): Promise<number> {
-  let next = 0;
+/** Decisions per second with CONCURRENCY calls in flight, issuing calls for `ms`. */
+async function throughput(spend: Spend, key: string, cost: number, ms: number): Promise<number> {
+  let done = 0;
   const t0 = performance.now();
+  const end = t0 + ms;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < n) {
-        next++;
+      while (performance.now() < end) {
         await spend(key, cost);
+        done++;
       }
     }),
   );
-  return n / ((performance.now() - t0) / 1000);
+  return done / ((performance.now() - t0) / 1000);
 }
 
 async function latency(
@@ -160,8 +168,16 @@ async function redisSection(): Promise<Row[]> {
         perCallMemory: false,
       },
     ];
-    // Interleaved rounds (the first one a warm-up, not counted): every design sees the same machine
-    // state, JIT and noise; each figure is the median over the rounds.
+    // The designs share ioredis' code: without a warm-up of its own, whichever runs first pays for
+    // compiling it (and for its own code) and the others measure warm.
+    for (const d of designs) {
+      const scratch = `bench:{warmup-${randomBytes(3).toString('hex')}}`;
+      await throughput(d.spend, scratch, 1, WARMUP_MS);
+      await admin.del(...d.keys(scratch));
+    }
+    // Interleaved rounds (the first one a warm-up, not counted), the order rotating from round to
+    // round so that no design always follows the same one (and its garbage): every design sees the
+    // same machine state, JIT and noise; each figure is the median over the rounds.
     for (const cost of [1, 100]) {
       const keys = new Map(
         designs.map((d) => [d, `bench:{${d.name.split(' ')[0]}-${cost}-${randomBytes(3).toString('hex')}}`]),
@@ -169,9 +185,10 @@ async function redisSection(): Promise<Row[]> {
       const perSec = new Map<Design, number[]>(designs.map((d) => [d, []]));
       const cpu = new Map<Design, number[]>(designs.map((d) => [d, []]));
       for (let round = 0; round <= ROUNDS; round++) {
-        for (const d of designs) {
+        for (let j = 0; j < designs.length; j++) {
+          const d = designs[(round + j) % designs.length]!;
           await admin.config('RESETSTAT');
-          const rate = await throughput(d.spend, keys.get(d)!, cost, Math.round(RUNS[cost]! / ROUNDS));
+          const rate = await throughput(d.spend, keys.get(d)!, cost, ROUND_MS);
           const usec = await scriptUsecPerCall(admin);
           if (round === 0) continue;
           perSec.get(d)!.push(rate);
