@@ -165,6 +165,7 @@ class RedisBackend implements LedgerBackend {
   readonly kind: LedgerKind;
   readonly #client: Redis | Cluster;
   readonly #scripts: LedgerScripts;
+  #corked = false;
 
   constructor(kind: LedgerKind, client: Redis | Cluster, scripts: LedgerScripts) {
     this.kind = kind;
@@ -195,8 +196,29 @@ class RedisBackend implements LedgerBackend {
 
   spend(req: BackendSpend): Promise<Decision> {
     if (req.budgets.length > 1) this.#checkSlots(req.budgets.map((b) => b.key));
+    this.#coalesceWrites();
     return this.#scripts.spend(req, spendFailed);
   }
+
+  /**
+   * Holds the socket's writes until the end of the current tick, so that the spends issued in one
+   * tick (typically the callers whose previous spends were answered by the same read) go out in one
+   * write instead of one system call each. Each command is still its own command (own reply, own
+   * timeout, never resent); only the write is shared. One Redis connection; a Cluster writes as is.
+   */
+  #coalesceWrites(): void {
+    if (this.#corked || !(this.#client instanceof Redis)) return;
+    const stream = this.#client.stream;
+    if (!stream?.writable) return;
+    stream.cork();
+    this.#corked = true;
+    process.nextTick(this.#uncork, stream);
+  }
+
+  readonly #uncork = (stream: Redis['stream']): void => {
+    this.#corked = false;
+    stream.uncork();
+  };
 
   async refund(keys: string[], id: string): Promise<void> {
     this.#checkSlots(keys);
