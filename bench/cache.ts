@@ -211,7 +211,7 @@ export async function run(): Promise<void> {
 
   // Cache: pages of 50 per transaction, as the trending jobs write them.
   const path = join(dir, 'cache.db');
-  const cache = openCache(path);
+  let cache = openCache(path);
   const busy = { wall: 0, cpu: 0 };
   let slowest = 0;
   let p = 0;
@@ -225,7 +225,10 @@ export async function run(): Promise<void> {
   t = performance.now();
   const hotVideos = cache.rebuildHotIndex();
   const hotMs = performance.now() - t;
+  // Searches run on a fresh connection, as the CLI's would; the size is the file alone (no WAL).
+  cache.close();
   const size = fileSize(path);
+  cache = openCache(path);
   pageTimes.sort((a, b) => a - b);
 
   let bulkLine = '';
