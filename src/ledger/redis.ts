@@ -15,6 +15,9 @@ import { CrossSlotError } from './errors.js';
 import { type LedgerScripts, registerScripts } from './scripts.js';
 import type { Decision, LedgerKind, OpenLedgerOptions, Snapshot } from './types.js';
 
+/** At most this many spends share one socket write (see RedisBackend.#holdWrites). */
+const MAX_HELD_WRITES = 8;
+
 /** Longest pause between reconnect attempts (ms). */
 const MAX_RECONNECT_DELAY_MS = 500;
 
@@ -165,7 +168,9 @@ class RedisBackend implements LedgerBackend {
   readonly kind: LedgerKind;
   readonly #client: Redis | Cluster;
   readonly #scripts: LedgerScripts;
-  #corked = false;
+  /** The stream held by #holdWrites, and how many spends it holds. */
+  #corked: Redis['stream'] | undefined;
+  #held = 0;
 
   constructor(kind: LedgerKind, client: Redis | Cluster, scripts: LedgerScripts) {
     this.kind = kind;
@@ -196,27 +201,34 @@ class RedisBackend implements LedgerBackend {
 
   spend(req: BackendSpend): Promise<Decision> {
     if (req.budgets.length > 1) this.#checkSlots(req.budgets.map((b) => b.key));
-    this.#coalesceWrites();
-    return this.#scripts.spend(req, spendFailed);
+    this.#holdWrites();
+    const decision = this.#scripts.spend(req, spendFailed);
+    if (this.#corked && ++this.#held >= MAX_HELD_WRITES) this.#flush();
+    return decision;
   }
 
   /**
-   * Holds the socket's writes until the end of the current tick, so that the spends issued in one
-   * tick (typically the callers whose previous spends were answered by the same read) go out in one
-   * write instead of one system call each. Each command is still its own command (own reply, own
-   * timeout, never resent); only the write is shared. One Redis connection; a Cluster writes as is.
+   * Holds the socket's writes until the end of the current tick (or until MAX_HELD_WRITES spends),
+   * so that the spends issued in one tick (typically the callers whose previous spends were
+   * answered by the same read) go out in a few writes instead of one system call each. Each command
+   * is still its own command (own reply, own timeout, never resent); only the write is shared. The
+   * cap keeps Redis busy while the rest of a burst is being prepared. One Redis connection only; a
+   * Cluster writes as is.
    */
-  #coalesceWrites(): void {
+  #holdWrites(): void {
     if (this.#corked || !(this.#client instanceof Redis)) return;
     const stream = this.#client.stream;
     if (!stream?.writable) return;
     stream.cork();
-    this.#corked = true;
-    process.nextTick(this.#uncork, stream);
+    this.#corked = stream;
+    process.nextTick(this.#flush);
   }
 
-  readonly #uncork = (stream: Redis['stream']): void => {
-    this.#corked = false;
+  readonly #flush = (): void => {
+    const stream = this.#corked;
+    this.#held = 0;
+    if (!stream) return;
+    this.#corked = undefined;
     stream.uncork();
   };
 
