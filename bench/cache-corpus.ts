@@ -5,18 +5,7 @@
  * for a given seed whatever else is generated, so corpora of different sizes share a prefix.
  */
 import type { VideoResource } from '../src/cache/types.js';
-
-/** mulberry32: small, fast, good enough for synthetic text. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../src/simulator/rng.js';
 
 const CONSONANTS = 'bcdfghjklmnprstvwz';
 const VOWELS = 'aeiou';
@@ -43,7 +32,7 @@ export class Corpus {
   constructor(opts: CorpusOptions = {}) {
     const vocabulary = opts.vocabulary ?? 50_000;
     this.seed = opts.seed ?? 42;
-    const rand = rng(this.seed);
+    const rand = rng(this.seed).next;
     // Shorter words first, so common words are short as in real text.
     const seen = new Set<string>();
     const words: string[] = [];
@@ -87,7 +76,7 @@ export class Corpus {
       this.guide[g] = j;
     }
     const channels = opts.channels ?? 20_000;
-    const crand = rng(this.seed ^ 0x5eed);
+    const crand = rng(this.seed ^ 0x5eed).next;
     this.channelNames = [];
     for (let c = 0; c < channels; c++) {
       this.channelNames.push(`${cap(this.word(crand))} ${cap(this.word(crand))}`);
@@ -113,7 +102,7 @@ export class Corpus {
   }
 
   video(i: number): VideoResource {
-    const rand = rng((this.seed * 1_000_003 + i) >>> 0);
+    const rand = rng((this.seed * 1_000_003 + i) >>> 0).next;
     const channel = Math.floor(rand() * this.channelNames.length);
     const tagWords = this.text(rand, 6).split(' ');
     return {

@@ -6,6 +6,7 @@
  */
 import { expect } from 'vitest';
 import type { Decision, Ledger } from '../../src/index.js';
+import { rng } from '../../src/simulator/rng.js';
 
 interface Entry {
   id: string;
@@ -23,15 +24,9 @@ interface ModelKey {
   lastSpendAt: number;
 }
 
+/** The seeded generator the random sequences are drawn from. */
 export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return rng(seed).next;
 }
 
 function live(k: ModelKey, now: number): Entry[] {
