@@ -175,43 +175,50 @@ async function redisSection(): Promise<Row[]> {
       await throughput(d.spend, scratch, 1, WARMUP_MS);
       await admin.del(...d.keys(scratch));
     }
-    // Interleaved rounds (the first one a warm-up, not counted), the order rotating from round to
-    // round so that no design always follows the same one (and its garbage): every design sees the
-    // same machine state, JIT and noise; each figure is the median over the rounds.
-    for (const cost of [1, 100]) {
-      const keys = new Map(
-        designs.map((d) => [d, `bench:{${d.name.split(' ')[0]}-${cost}-${randomBytes(3).toString('hex')}}`]),
-      );
-      const perSec = new Map<Design, number[]>(designs.map((d) => [d, []]));
-      const cpu = new Map<Design, number[]>(designs.map((d) => [d, []]));
-      for (let round = 0; round <= ROUNDS; round++) {
+    // Interleaved rounds (the first one a warm-up, not counted): in each round every design runs at
+    // each cost, the order of designs rotating from round to round so that no design always follows
+    // the same one (and its garbage). Every design and cost sees the same machine state, JIT and
+    // noise (the machine is shared: its load drifts over seconds); each figure is the median over
+    // the rounds.
+    const costs = [1, 100];
+    const runs = costs.flatMap((cost) =>
+      designs.map((d) => ({
+        design: d,
+        cost,
+        key: `bench:{${d.name.split(' ')[0]}-${cost}-${randomBytes(3).toString('hex')}}`,
+        perSec: [] as number[],
+        cpu: [] as number[],
+      })),
+    );
+    for (let round = 0; round <= ROUNDS; round++) {
+      for (const cost of costs) {
         for (let j = 0; j < designs.length; j++) {
           const d = designs[(round + j) % designs.length]!;
+          const r = runs.find((x) => x.design === d && x.cost === cost)!;
           await admin.config('RESETSTAT');
-          const rate = await throughput(d.spend, keys.get(d)!, cost, ROUND_MS);
+          const rate = await throughput(d.spend, r.key, cost, ROUND_MS);
           const usec = await scriptUsecPerCall(admin);
           if (round === 0) continue;
-          perSec.get(d)!.push(rate);
-          cpu.get(d)!.push(usec);
+          r.perSec.push(rate);
+          r.cpu.push(usec);
         }
       }
-      for (const d of designs) {
-        const key = keys.get(d)!;
-        const { p50, p99 } = await latency(d.spend, key, cost, LATENCY_RUN);
-        const memKey = `${key}:mem`;
-        for (let i = 0; i < MEMORY_CALLS; i++) await d.spend(memKey, cost);
-        const bytes = await memoryUsage(admin, d.keys(memKey));
-        rows.push({
-          design: d.name,
-          cost,
-          perSec: median(perSec.get(d)!),
-          p50,
-          p99,
-          cpuUs: median(cpu.get(d)!),
-          bytesPerCall: d.perCallMemory ? bytes / MEMORY_CALLS : undefined,
-        });
-        await admin.del(...d.keys(key), ...d.keys(memKey));
-      }
+    }
+    for (const { design: d, cost, key, perSec, cpu } of runs) {
+      const { p50, p99 } = await latency(d.spend, key, cost, LATENCY_RUN);
+      const memKey = `${key}:mem`;
+      for (let i = 0; i < MEMORY_CALLS; i++) await d.spend(memKey, cost);
+      const bytes = await memoryUsage(admin, d.keys(memKey));
+      rows.push({
+        design: d.name,
+        cost,
+        perSec: median(perSec),
+        p50,
+        p99,
+        cpuUs: median(cpu),
+        bytesPerCall: d.perCallMemory ? bytes / MEMORY_CALLS : undefined,
+      });
+      await admin.del(...d.keys(key), ...d.keys(memKey));
     }
   } finally {
     await ledger.close();
