@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
-import { cli, configFile, dir } from './helpers.js';
+import { cli, configFile, dir, expectOneLine } from './helpers.js';
 
 beforeEach(() => {
   vi.stubEnv('LOG_LEVEL', 'silent');
@@ -18,14 +18,6 @@ beforeEach(() => {
 afterEach(() => {
   vi.unstubAllEnvs();
 });
-
-function expectOneLine(stderr: string, pattern: RegExp): void {
-  const lines = stderr.trimEnd().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^quota-guard: /);
-  expect(lines[0]).toMatch(pattern);
-  expect(stderr).not.toMatch(/\n\s+at /);
-}
 
 /** A regular file, so that any path below it cannot be created (ENOTDIR), even for root. */
 function aFile(): string {

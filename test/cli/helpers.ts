@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 
 export const dir = mkdtempSync(join(tmpdir(), 'qg-cli-'));
@@ -45,4 +45,13 @@ export async function cli(...args: string[]): Promise<CliResult> {
     err.mockRestore();
     process.exitCode = undefined;
   }
+}
+
+/** A user mistake: exactly one `quota-guard: …` line on stderr, matching `pattern`, and no stack trace. */
+export function expectOneLine(stderr: string, pattern: RegExp): void {
+  const lines = stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^quota-guard: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(stderr).not.toMatch(/\n\s+at /);
 }

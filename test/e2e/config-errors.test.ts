@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cli } from '../cli/helpers.js';
+import { cli, expectOneLine } from '../cli/helpers.js';
 import { tmpPath } from '../jobs/helpers.js';
 import { configFile } from './helpers.js';
 
@@ -25,14 +25,6 @@ function files(extra: Record<string, unknown> = {}) {
   const cache = tmpPath('cache.db');
   const file = configFile({ store: `sqlite:${ledger}`, cache: { path: cache }, ...extra });
   return { file, ledger, cache };
-}
-
-function expectOneLine(stderr: string, pattern: RegExp): void {
-  const lines = stderr.trimEnd().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^quota-guard: /);
-  expect(lines[0]).toMatch(pattern);
-  expect(stderr).not.toMatch(/\n\s+at /);
 }
 
 describe('configuration mistakes', () => {
