@@ -68,6 +68,14 @@ function isUpstreamError(e: unknown): e is UpstreamError {
   );
 }
 
+/**
+ * An upstream failure that charged no project: never sent, or sent with a key the upstream could
+ * not attribute to any project (keyInvalid). The guard refunds these spends.
+ */
+export function notCharged(e: unknown): boolean {
+  return isUpstreamError(e) && (e.reached === 'never' || e.code === 'QG_UPSTREAM_KEY_INVALID');
+}
+
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -311,9 +319,7 @@ export class Guard {
         // Anything but an upstream answer (a bug, an abort) carries no proof it was not charged.
         if (!isUpstreamError(e)) throw e;
         this.#emit({ type: 'upstream-error', error: e, outcome: got.spend });
-        // Not charged to the credential: never sent, or sent with a key the upstream could not
-        // attribute to any project (keyInvalid), so no project's quota was spent.
-        if (e.reached === 'never' || e.code === 'QG_UPSTREAM_KEY_INVALID') await this.refund(got.spend);
+        if (notCharged(e)) await this.refund(got.spend);
         if (e.code === 'QG_UPSTREAM_QUOTA_EXCEEDED')
           throw new Stopped(await this.#blockOnQuotaExceeded(got.spend, e));
         throw e;

@@ -4,6 +4,7 @@
  * errors into a `JobResult`, recording the run in the cache, and the exit code a process ends with.
  */
 import { ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
+import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
 import type { JobContext, JobOutcome, JobResult } from './types.js';
 
@@ -94,8 +95,8 @@ export class JobRun {
           try {
             return await request();
           } catch (e) {
-            // The guard refunds a request that never reached the upstream (not a fail-open one: it was never recorded).
-            if ((e as { reached?: unknown }).reached === 'never' && isQuotaGuardError(e)) {
+            // The guard refunds a request no project was charged for (not a fail-open one: it was never recorded).
+            if (notCharged(e)) {
               this.units -= spend.cost;
               if (failOpen) this.failOpenUnits -= spend.cost;
             }

@@ -161,6 +161,9 @@ describe('trending job', () => {
       const result = await runTrending(r, { region: 'US' });
       expect(result).toMatchObject({ outcome: 'failed', exitCode: 78, errorCode: 'QG_UPSTREAM_KEY_INVALID' });
       expect(JSON.stringify({ result, lines: r.log.lines })).not.toContain(r.key);
+      // The guard refunded the rejected request, so the run reports what the ledger holds: nothing.
+      expect(await used(r)).toBe(0);
+      expect(result.units).toBe(0);
     } finally {
       await r.close();
       await strict.close();
