@@ -281,9 +281,12 @@ export class Guard {
         outcome.retryAfterMs <= maxSleep &&
         n < maxAttempts;
       if (!canWait) return this.#stop(await this.#stopFrom(outcome));
-      // A little jitter so that jobs denied together do not all retry in the same millisecond.
-      const ms =
-        outcome.retryAfterMs + Math.floor(Math.random() * Math.min(50, outcome.retryAfterMs / 10 + 1));
+      // A little jitter so that jobs denied together do not all retry in the same millisecond,
+      // never past maxSleep (retryAfterMs is at most maxSleep here, so the wait still covers it).
+      const ms = Math.min(
+        maxSleep,
+        outcome.retryAfterMs + Math.floor(Math.random() * Math.min(50, outcome.retryAfterMs / 10 + 1)),
+      );
       this.#emit({ type: 'sleep', ms, outcome });
       if (!(await sleep(ms, opts.signal))) return this.#stop(this.#stopOf('aborted', outcome));
       waited += ms;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createGuard, type Guard, planSpend } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { nextMidnight } from '../../src/quota/time.js';
@@ -176,6 +176,29 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
     expect(stop.message).toContain(new Date(stop.resumeAt).toISOString());
     // Exactly one log line for the stop.
     expect(log.lines.filter((l) => l.msg === stop.message)).toHaveLength(1);
+  });
+
+  it('never sleeps longer than maxSleep, jitter included', async () => {
+    const ledger = await track(open());
+    const log = capture();
+    const cfg = config({
+      credentials: [
+        { id: 'w', buckets: { units: { quota: 1, reserve: 0, backfillHeadroom: 0, window: '1s' } } },
+      ],
+    });
+    const guard = createGuard({ config: cfg, ledger, logger: log, onEvent: log.onEvent });
+    expect((await guard.spend({ credential: 'w', method: 'videos.list' })).allowed).toBe(true);
+    // The largest jitter: a Retry-After close to maxSleep must still not be overslept.
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    try {
+      const got = await guard.acquire({ credential: 'w', method: 'videos.list' }, { maxSleepMs: 1_000 });
+      expect(got.ok).toBe(true);
+    } finally {
+      random.mockRestore();
+    }
+    const sleeps = log.events.flatMap((e) => (e.type === 'sleep' ? [e.ms] : []));
+    expect(sleeps.length).toBeGreaterThan(0);
+    for (const ms of sleeps) expect(ms).toBeLessThanOrEqual(1_000);
   });
 
   it('refunds a request only when it provably never reached the upstream', async () => {
