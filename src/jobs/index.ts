@@ -10,7 +10,15 @@ export {
 } from './backfill.js';
 export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './context.js';
 export { backfillProgress, type ProgressOptions } from './progress.js';
-export { abortOnSignals, combinedExitCode, endFromError, endFromStop, type JobEnd, JobRun } from './run.js';
+export {
+  abortOnSignals,
+  combinedExitCode,
+  endFromError,
+  endFromStop,
+  type JobEnd,
+  JobRun,
+  runSideBySide,
+} from './run.js';
 export { jobJson, jobLine, totals } from './summary.js';
 export {
   DEFAULT_MAX_PAGES,

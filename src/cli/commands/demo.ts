@@ -20,7 +20,7 @@ import { quotaStatus, type StatusReport } from '../../guard/status.js';
 import type { GuardLogger } from '../../guard/types.js';
 import { backfillMethod, runBackfill } from '../../jobs/backfill.js';
 import { openJobContext } from '../../jobs/context.js';
-import { abortOnSignals, combinedExitCode } from '../../jobs/run.js';
+import { abortOnSignals, combinedExitCode, runSideBySide } from '../../jobs/run.js';
 import { jobLine, totals } from '../../jobs/summary.js';
 import { runTrending } from '../../jobs/trending.js';
 import type { JobResult } from '../../jobs/types.js';
@@ -124,7 +124,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         `1. trending: ${config.regions.length} regional jobs at once (${config.regions.join(' ')}), every page spent through the guard`,
       );
       const signal = options.signal;
-      const trending = await Promise.all(
+      const trending = await runSideBySide(
         config.regions.map((region) => runTrending(jobs, { region, ...(signal ? { signal } : {}) })),
       );
       for (const r of trending) say(indent(jobLine(r)));

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/types.js';
 import { type OpenedJobContext, openJobContext } from '../../jobs/context.js';
-import { abortOnSignals, combinedExitCode } from '../../jobs/run.js';
+import { abortOnSignals, combinedExitCode, runSideBySide } from '../../jobs/run.js';
 import { jobJson, jobLine, totals } from '../../jobs/summary.js';
 import { runTrending } from '../../jobs/trending.js';
 import { type ConfigOptions, configOption, withContext } from '../context.js';
@@ -88,7 +88,7 @@ export function register(program: Command): void {
         opts.region.length ? [...new Set(opts.region.map((r) => config.region(r)))] : config.regions,
       );
       return withJobs(opts, async (jobs, signal) => {
-        const results = await Promise.all(
+        const results = await runSideBySide(
           regions.map((region) => runTrending(jobs, { region, credential, signal })),
         );
         if (opts.json) {
