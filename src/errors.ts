@@ -57,8 +57,6 @@ export const ERROR_CODES = {
   // Cache
   QG_QUERY_INVALID: ExitCode.USAGE,
   QG_CACHE_SCHEMA: ExitCode.SOFTWARE,
-  // Plan
-  QG_PLAN_DOES_NOT_FIT: ExitCode.DATAERR,
   // Anything else
   QG_INTERNAL: ExitCode.SOFTWARE,
 } as const satisfies Record<string, ExitCode>;
