@@ -15,14 +15,8 @@
  * A window is measured the way the ledger measures it: the most spent in any sliding window of the
  * bucket's (or budget's) length, or in any one calendar day of the upstream for `upstream-day`.
  */
-import type {
-  BucketConfig,
-  BudgetConfig,
-  Config,
-  CredentialConfig,
-  ExpectedSpendConfig,
-  Tier,
-} from '../config/types.js';
+import type { BucketConfig, Config, CredentialConfig, ExpectedSpendConfig, Tier } from '../config/types.js';
+import { budgetCovers } from '../guard/keys.js';
 import { backfillMethod } from '../jobs/backfill.js';
 import { cronRuns, maxInDay, maxInWindow, mergeSpends, type Spend } from './runs.js';
 
@@ -329,9 +323,9 @@ function planBucket(
         `the backfill spends the ${bucket.id} pace too: it takes what the scheduled jobs leave of it`,
       );
   }
-  for (const b of c.budgets.filter((x) => x.bucket === bucket.id)) {
+  for (const b of c.budgets) {
     const covered = sources.filter(
-      (s) => s.line.source !== 'backfill' && budgetCovers(b, s.line.method, s.line.tier),
+      (s) => s.line.source !== 'backfill' && budgetCovers(b, bucket.id, s.line.method, s.line.tier),
     );
     if (!covered.length) continue;
     const w: Window = { kind: 'sliding', ms: b.windowMs };
@@ -367,9 +361,7 @@ function planBucket(
     const shared = scheduled + manual + backfillExpected;
     let take = Math.max(0, bucket.ceilings.backfill - (scheduled > 0 ? scheduled : 0));
     let why = `up to its ceiling of ${fmt(bucket.ceilings.backfill)}${scheduled > 0 ? ` less what the scheduled jobs spend` : ''}`;
-    for (const b of c.budgets.filter(
-      (x) => x.bucket === bucket.id && budgetCovers(x, s.line.method, 'backfill'),
-    )) {
+    for (const b of c.budgets.filter((x) => budgetCovers(x, bucket.id, s.line.method, 'backfill'))) {
       const cap = b.limit * Math.max(1, Math.ceil(bw.ms / b.windowMs));
       if (cap < take) {
         take = cap;
@@ -398,10 +390,6 @@ function planBucket(
     notes,
     fits: checks.every((k) => k.fits),
   };
-}
-
-function budgetCovers(b: BudgetConfig, method: string, tier: Tier): boolean {
-  return b.tiers.includes(tier) && (b.methods === undefined || b.methods.includes(method));
 }
 
 /**
