@@ -12,7 +12,7 @@ export const FAULT_KINDS: readonly FaultKind[] = ['error', 'reset', 'hang'];
 
 const rate = z.number().min(0).max(1);
 
-export const FaultOptionsSchema = z.strictObject({
+const FaultOptionsSchema = z.strictObject({
   /** Added to every answer, in ms. */
   latencyMs: z.number().int().min(0).max(600_000).optional(),
   /** A further random 0..latencyJitterMs ms. */

@@ -73,6 +73,7 @@ describe('fault injection', () => {
     );
     await expect(startSimulator({ faults: { latencyMs: -1 } })).rejects.toMatchObject({
       code: 'QG_INVALID_ARGUMENT',
+      field: 'faults.latencyMs',
     });
     sim.faults.set({ errorRate: 0.5, latencyMs: 10 });
     expect(sim.faults.clear()).toMatchObject({
