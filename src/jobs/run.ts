@@ -193,10 +193,6 @@ export function jobCredential(ctx: JobContext, credential: string | undefined): 
 }
 
 /**
- * One exit code for several runs (e.g. 8 regions): a configuration or software failure first, then
- * unavailable (69), then stopped (75), else 0.
- */
-/**
  * Run jobs side by side and wait for every one of them, even when one throws (only a bug does:
  * outcomes are values). The first error is rethrown after the others have ended, so the caller
  * never closes the ledger or the cache under a job that is still writing a page.
@@ -208,6 +204,10 @@ export async function runSideBySide<T>(jobs: readonly Promise<T>[]): Promise<T[]
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
+/**
+ * One exit code for several runs (e.g. 8 regions): a configuration or software failure first, then
+ * unavailable (69), then stopped (75), else 0.
+ */
 export function combinedExitCode(results: readonly JobResult[]): ExitCode {
   const codes = results.map((r) => r.exitCode);
   for (const c of [ExitCode.CONFIG, ExitCode.SOFTWARE, ExitCode.USAGE, ExitCode.DATAERR]) {
