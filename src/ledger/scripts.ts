@@ -19,8 +19,6 @@ export const LUA_DIR = fileURLToPath(new URL('../../lua/', import.meta.url));
 export interface LoadedScript {
   /** File name without `.lua`, e.g. `peek-2`. */
   file: string;
-  /** From the file name (`name-<keys>.lua`); undefined when the caller passes the key count. */
-  numberOfKeys?: number;
   /** The script as sent to Redis, includes inlined. */
   lua: string;
   /** SHA1 of `lua`: what SCRIPT LOAD answers and what EVALSHA uses. */
@@ -43,16 +41,8 @@ export function loadScripts(dir = LUA_DIR): LoadedScript[] {
     .filter((f) => f.endsWith('.lua'))
     .sort()
     .map((f) => {
-      const file = f.slice(0, -'.lua'.length);
-      const m = /-(\d+)$/.exec(file);
       const lua = inline(readFileSync(`${dir}${f}`, 'utf8'), dir);
-      const s: LoadedScript = {
-        file,
-        lua,
-        sha: createHash('sha1').update(lua).digest('hex'),
-      };
-      if (m) s.numberOfKeys = Number(m[1]);
-      return s;
+      return { file: f.slice(0, -'.lua'.length), lua, sha: createHash('sha1').update(lua).digest('hex') };
     });
 }
 

@@ -44,8 +44,6 @@ describe('Redis ledger specifics', () => {
       expect(s.lua).not.toMatch(/^\s*--- @include/m);
       expect(await redis.script('LOAD', s.lua)).toBe(s.sha);
     }
-    expect(scripts.find((s) => s.file === 'peek-2')?.numberOfKeys).toBe(2);
-    expect(scripts.find((s) => s.file === 'spend')?.numberOfKeys).toBeUndefined();
   });
 
   it('calls go by SHA, and still work after SCRIPT FLUSH between two spends', async () => {
