@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { abortOnSignals } from '../../jobs/run.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/server.js';
 import { startService } from '../../scheduler/service.js';
-import { openContext } from '../context.js';
+import { configOption, openContext } from '../context.js';
 import { action } from '../run.js';
 import { type JobCommandOptions, preflight } from './fetch.js';
 
@@ -18,54 +18,54 @@ interface RunOptions extends JobCommandOptions {
 }
 
 export function register(program: Command): void {
-  program
-    .command('run')
-    .description(
-      'run the trending and backfill schedules until SIGINT/SIGTERM; optionally serve /metrics and /healthz',
-    )
-    .option(
-      '--http [address]',
-      `serve /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
-    )
-    .option('--credential <id>', 'the credential the jobs spend (default: the first in the config)')
-    .option('--no-backfill', 'schedule the trending jobs only')
-    .option('-c, --config <file>', 'config file (default: $QUOTA_GUARD_CONFIG, else the built-in defaults)')
-    .action(
-      action(async (opts: RunOptions) => {
-        const { credential } = preflight(opts, () => undefined);
-        const http =
-          opts.http === undefined || opts.http === false
-            ? undefined
-            : parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : opts.http);
-        // A store that is down at start is the store-down policy's business (and /healthz says so).
-        const { config, ledger, logger } = await openContext(opts, { allowUnreachable: true });
-        if (http && !isLoopback(http.host))
-          logger.warn({ host: http.host }, 'serving /metrics and /healthz beyond loopback');
-        const { signal, dispose } = abortOnSignals();
-        let service: Awaited<ReturnType<typeof startService>>;
-        try {
-          service = await startService({
-            config,
-            ledger,
-            logger,
-            credential,
-            backfill: opts.backfill,
-            ...(http ? { http } : {}),
-          });
-        } catch (e) {
-          dispose();
-          await ledger.close();
-          throw e;
-        }
-        try {
-          const why = await new Promise<string>((resolve) =>
-            signal.addEventListener('abort', () => resolve('signal'), { once: true }),
-          );
-          await service.stop(why);
-        } finally {
-          dispose();
-        }
-        return 0;
-      }),
-    );
+  configOption(
+    program
+      .command('run')
+      .description(
+        'run the trending and backfill schedules until SIGINT/SIGTERM; optionally serve /metrics and /healthz',
+      )
+      .option(
+        '--http [address]',
+        `serve /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
+      )
+      .option('--credential <id>', 'the credential the jobs spend (default: the first in the config)')
+      .option('--no-backfill', 'schedule the trending jobs only'),
+  ).action(
+    action(async (opts: RunOptions) => {
+      const { credential } = preflight(opts, () => undefined);
+      const http =
+        opts.http === undefined || opts.http === false
+          ? undefined
+          : parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : opts.http);
+      // A store that is down at start is the store-down policy's business (and /healthz says so).
+      const { config, ledger, logger } = await openContext(opts, { allowUnreachable: true });
+      if (http && !isLoopback(http.host))
+        logger.warn({ host: http.host }, 'serving /metrics and /healthz beyond loopback');
+      const { signal, dispose } = abortOnSignals();
+      let service: Awaited<ReturnType<typeof startService>>;
+      try {
+        service = await startService({
+          config,
+          ledger,
+          logger,
+          credential,
+          backfill: opts.backfill,
+          ...(http ? { http } : {}),
+        });
+      } catch (e) {
+        dispose();
+        await ledger.close();
+        throw e;
+      }
+      try {
+        const why = await new Promise<string>((resolve) =>
+          signal.addEventListener('abort', () => resolve('signal'), { once: true }),
+        );
+        await service.stop(why);
+      } finally {
+        dispose();
+      }
+      return 0;
+    }),
+  );
 }
