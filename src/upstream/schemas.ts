@@ -9,7 +9,8 @@ import { z } from 'zod';
 /** A 64-bit count as the API sends it: a decimal string. */
 const Count = z.string().regex(/^\d+$/, 'must be a decimal count');
 
-const ISO_DURATION = /^P(?:\d+W)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?$/;
+/** Weeks, days, hours, minutes and seconds, each optional and captured. */
+const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
 const Duration = z.string().regex(ISO_DURATION, 'must be an ISO-8601 duration');
 
 export const ThumbnailSchema = z.object({
@@ -41,13 +42,18 @@ function pagedList<K extends string, T extends z.ZodType>(kind: K, item: T) {
   });
 }
 
-export const VideoSnippetSchema = z.object({
+/** The fields a video's snippet and a search result's snippet share, in the API's order. */
+const publishedSnippet = {
   publishedAt: z.iso.datetime({ offset: true }),
   channelId: z.string(),
   title: z.string(),
   description: z.string(),
   thumbnails: ThumbnailsSchema,
   channelTitle: z.string(),
+};
+
+export const VideoSnippetSchema = z.object({
+  ...publishedSnippet,
   tags: z.array(z.string()).optional(),
   categoryId: z.string(),
   liveBroadcastContent: z.string(),
@@ -146,12 +152,7 @@ export const SearchResultSchema = z.object({
     playlistId: z.string().optional(),
   }),
   snippet: z.object({
-    publishedAt: z.iso.datetime({ offset: true }),
-    channelId: z.string(),
-    title: z.string(),
-    description: z.string(),
-    thumbnails: ThumbnailsSchema,
-    channelTitle: z.string(),
+    ...publishedSnippet,
     liveBroadcastContent: z.string(),
     publishTime: z.iso.datetime({ offset: true }).optional(),
   }),
@@ -199,7 +200,7 @@ export type GoogleErrorEnvelope = z.infer<typeof GoogleErrorEnvelopeSchema>;
 
 /** Seconds in an ISO-8601 duration such as `PT1H2M3S` (weeks and days count 7 × 24 h and 24 h). */
 export function parseIsoDuration(duration: string): number {
-  const m = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(duration);
+  const m = ISO_DURATION.exec(duration);
   if (!m) return Number.NaN;
   const [, w, d, h, min, s] = m;
   return (
