@@ -151,7 +151,6 @@ function cronEvery(seconds: number): string {
 }
 
 interface Tally {
-  events: GuardEvent[];
   firstBlockAt: number | null;
   quotaExceededBeforeBlock: number;
   quotaExceededTotal: number;
@@ -165,7 +164,6 @@ interface Tally {
 
 function tally(): Tally & { on(e: GuardEvent): void } {
   const t: Tally & { on(e: GuardEvent): void } = {
-    events: [],
     firstBlockAt: null,
     quotaExceededBeforeBlock: 0,
     quotaExceededTotal: 0,
