@@ -1,5 +1,6 @@
 /** Turning `videos` resources into rows. Missing fields stay `null` so an upsert keeps the old value. */
 import { InvalidArgumentError } from '../errors.js';
+import { parseIsoDuration } from '../upstream/schemas.js';
 import type { VideoResource } from './types.js';
 
 /** Column values of a video; `null` means "not in this resource". */
@@ -56,16 +57,11 @@ export function rowValues(r: VideoRow): Array<string | number | null> {
   ];
 }
 
-const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
-
 /** `PT1H2M3S` → 3723. Anything unparsable (or `P0D` for live streams) → null / 0. */
 export function parseDuration(iso: string | undefined): number | null {
-  if (typeof iso !== 'string') return null;
-  const m = ISO_DURATION.exec(iso);
-  if (!m || iso === 'P' || iso.endsWith('T')) return null;
-  const [, w, d, h, min, s] = m;
-  const n = (x: string | undefined) => (x === undefined ? 0 : Number(x));
-  return Math.round(n(w) * 604_800 + n(d) * 86_400 + n(h) * 3_600 + n(min) * 60 + n(s));
+  if (typeof iso !== 'string' || iso === 'P' || iso.endsWith('T')) return null;
+  const seconds = parseIsoDuration(iso);
+  return Number.isNaN(seconds) ? null : Math.round(seconds);
 }
 
 function count(v: string | number | undefined): number | null {

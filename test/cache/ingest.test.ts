@@ -271,6 +271,7 @@ describe('ingest', () => {
     expect(parseDuration('P1DT1S')).toBe(86_401);
     expect(parseDuration('P0D')).toBe(0);
     expect(parseDuration('PT')).toBeNull();
+    expect(parseDuration('P')).toBeNull();
     expect(parseDuration('4 minutes')).toBeNull();
     expect(parseDuration(undefined)).toBeNull();
   });
