@@ -24,11 +24,6 @@ interface ModelKey {
   lastSpendAt: number;
 }
 
-/** The seeded generator the random sequences are drawn from. */
-export function mulberry32(seed: number): () => number {
-  return rng(seed).next;
-}
-
 function live(k: ModelKey, now: number): Entry[] {
   return k.entries.filter((e) => e.at > now - k.windowMs);
 }
@@ -57,8 +52,7 @@ export interface ModelOptions {
 }
 
 export async function runModel(ledger: Ledger, o: ModelOptions): Promise<void> {
-  const rnd = mulberry32(o.seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const { next: rnd, pick } = rng(o.seed);
   const keys: ModelKey[] = Array.from({ length: 4 }, (_v, i) => ({
     key: `${o.keyPrefix}:k${i}`,
     windowMs: o.windows[i % o.windows.length]!,

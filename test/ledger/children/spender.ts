@@ -5,7 +5,7 @@
  * Usage: node --import tsx spender.ts '<json options>'
  */
 import { openLedger } from '../../../src/index.js';
-import { mulberry32 } from '../../contract/model.js';
+import { rng } from '../../../src/simulator/rng.js';
 
 interface Options {
   url: string;
@@ -21,7 +21,7 @@ interface Options {
 
 const o = JSON.parse(process.argv[2] ?? '{}') as Options;
 const ledger = await openLedger(o.url, o.keyPrefix ? { keyPrefix: o.keyPrefix } : {});
-const rnd = mulberry32(o.seed);
+const rnd = rng(o.seed).next;
 let admitted = 0;
 let refunded = 0;
 let allowed = 0;
