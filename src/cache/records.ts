@@ -13,6 +13,7 @@ import type {
   TrendingSighting,
   TrendingSnapshot,
 } from './types.js';
+import { parseTags } from './video.js';
 
 interface VideoDbRow {
   id: string;
@@ -31,16 +32,6 @@ interface VideoDbRow {
   comment_count: number | null;
   first_seen: number;
   last_refreshed: number;
-}
-
-function parseTags(json: string | null): string[] {
-  if (json === null) return [];
-  try {
-    const v = JSON.parse(json) as unknown;
-    return Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : [];
-  } catch {
-    return [];
-  }
 }
 
 export function getVideo(db: Database, id: string): CachedVideo | undefined {

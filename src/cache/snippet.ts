@@ -5,6 +5,7 @@
  * hit, which costs more than the ranking for rare words; the hits are only a page of rows.
  */
 import type { QueryTerm } from './query.js';
+import { parseTags } from './video.js';
 
 const TOKEN = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu;
 const MARKS = /\p{M}+/gu;
@@ -117,15 +118,7 @@ export function hitSnippet(
   terms: readonly QueryTerm[],
   marks: readonly [string, string],
 ): string {
-  let tags = '';
-  if (fields.tags) {
-    try {
-      const parsed = JSON.parse(fields.tags) as unknown;
-      if (Array.isArray(parsed)) tags = parsed.filter((t) => typeof t === 'string').join(', ');
-    } catch {
-      // not JSON: leave empty
-    }
-  }
+  const tags = parseTags(fields.tags).join(', ');
   const description = snippet(fields.description ?? '', terms, marks);
   if (description.matched) return description.text;
   for (const field of [fields.title ?? '', tags, fields.channelTitle ?? '']) {

@@ -64,6 +64,17 @@ export function parseDuration(iso: string | undefined): number | null {
   return Number.isNaN(seconds) ? null : Math.round(seconds);
 }
 
+/** The stored `tags` column back as a list (`[]` when absent or not a JSON array). */
+export function parseTags(json: string | null): string[] {
+  if (json === null) return [];
+  try {
+    const v = JSON.parse(json) as unknown;
+    return Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 function count(v: string | number | undefined): number | null {
   if (v === undefined || v === null) return null;
   const n = typeof v === 'number' ? v : Number(v);
