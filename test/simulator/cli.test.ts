@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { simulatorControl } from '../../src/simulator/index.js';
 import { createYouTubeClient, UpstreamError } from '../../src/upstream/index.js';
+import { expectOneLine } from '../cli/helpers.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.ts', import.meta.url));
 const children: ChildProcess[] = [];
@@ -87,11 +88,9 @@ describe('quota-guard simulate', () => {
   it('reports a bad bucket and a bad rate as one line each with their exit codes', async () => {
     const bucket = run(['--port', '0', '--bucket', 'nope=5']);
     expect(await bucket.exited).toBe(78);
-    expect(bucket.err().trim().split('\n')).toHaveLength(1);
-    expect(bucket.err()).toContain('QG_UNKNOWN_BUCKET');
+    expectOneLine(bucket.err(), /buckets\.nope: .*\(QG_UNKNOWN_BUCKET\)$/);
     const rate = run(['--port', '0', '--error-rate', '2']);
     expect(await rate.exited).toBe(64);
-    expect(rate.err()).toContain('--error-rate');
-    expect(rate.err()).not.toMatch(/\n\s+at /);
+    expectOneLine(rate.err(), /--error-rate/);
   }, 60_000);
 });
