@@ -39,8 +39,8 @@ export function idFactory(): (cost: number, tag: string) => string {
 /**
  * From entries oldest first (time `at` in the clock's unit, cost), the time at which the units in
  * the window drop to `target` or below: the expiry (`at + window`) of the entry whose removal gets
- * there. Returns `now` when already there. Shared by the SQLite twin and the tests' model; the Lua
- * scripts implement the same walk.
+ * there. Returns `now` when already there. Used by the SQLite twin; the Lua scripts implement the
+ * same walk (the tests' model checks both against a search by definition).
  */
 export function timeUntilUsedAtMost(
   entries: Iterable<{ at: number; cost: number }>,

@@ -1,7 +1,7 @@
 /**
  * Codes the ledger scripts return. Lua cannot throw typed errors, so a script that meets a domain
  * failure returns `{ code, index }` with a negative `code` from this list (the Lua files use the
- * same numbers; `lua/includes/codes.lua` mirrors them). `ledgerFailure` turns them into errors, in
+ * same numbers; `lua/includes/base.lua` mirrors them). `ledgerFailure` turns them into errors, in
  * one place, for every backend.
  */
 import { QuotaGuardError } from '../errors.js';
