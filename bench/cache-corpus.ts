@@ -11,10 +11,6 @@ const CONSONANTS = 'bcdfghjklmnprstvwz';
 const VOWELS = 'aeiou';
 const ACCENTED: Record<string, string> = { a: 'á', e: 'é', i: 'í', o: 'ö', u: 'ü' };
 
-function fold(w: string): string {
-  return w.normalize('NFD').replace(/\p{M}+/gu, '');
-}
-
 export interface CorpusOptions {
   vocabulary?: number;
   channels?: number;
@@ -83,11 +79,6 @@ export class Corpus {
     }
   }
 
-  /** A word as the index stores it (diacritics folded). */
-  static foldWord(w: string): string {
-    return fold(w);
-  }
-
   private word(rand: () => number): string {
     const u = rand();
     let i = this.guide[Math.floor(u * this.guide.length)]!;
@@ -133,11 +124,6 @@ export class Corpus {
       for (let i = p; i < Math.min(end, p + size); i++) page.push(this.video(i));
       yield page;
     }
-  }
-
-  /** The word of Zipf rank r, folded as the index stores it. */
-  term(rank: number): string {
-    return fold(this.words[rank - 1]!);
   }
 }
 

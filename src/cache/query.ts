@@ -34,9 +34,14 @@ export interface ParsedQuery {
 const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
 const MARKS = /\p{M}+/gu;
 
-/** Split and fold text the way `unicode61 remove_diacritics 2` does (close enough to route queries). */
+/** Fold case and diacritics the way `unicode61 remove_diacritics 2` does (close enough to route queries). */
+export function fold(text: string): string {
+  return text.normalize('NFD').replace(MARKS, '').toLowerCase();
+}
+
+/** Split and fold text the way the index does. */
 export function foldTokens(text: string): string[] {
-  return text.normalize('NFD').replace(MARKS, '').toLowerCase().match(TOKEN) ?? [];
+  return fold(text).match(TOKEN) ?? [];
 }
 
 function makeTerm(tokens: string[], prefix: boolean): QueryTerm {

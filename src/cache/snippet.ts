@@ -4,12 +4,10 @@
  * FTS5's snippet() would have to set up every term's iterator across every index segment for each
  * hit, which costs more than the ranking for rare words; the hits are only a page of rows.
  */
-import type { QueryTerm } from './query.js';
+import { fold, type QueryTerm } from './query.js';
 import { parseTags } from './video.js';
 
 const TOKEN = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu;
-const MARKS = /\p{M}+/gu;
-const fold = (s: string): string => s.normalize('NFD').replace(MARKS, '').toLowerCase();
 
 interface Token {
   start: number;
