@@ -38,6 +38,8 @@ export interface OpenContextOptions {
    */
   allowUnreachable?: boolean;
   logger?: GuardLogger;
+  /** The config when the command has loaded it already (then the file is not read again). */
+  config?: Config;
 }
 
 /** A pino logger on stderr (level from $LOG_LEVEL, default info): stdout stays for command output. */
@@ -51,7 +53,8 @@ export function cliLogger(env: Env = process.env): GuardLogger {
 /** Load the config and open its ledger store. */
 export async function openContext(opts: ConfigOptions, options: OpenContextOptions = {}): Promise<Context> {
   const env = options.env ?? process.env;
-  const config = loadConfig({ ...(opts.config !== undefined ? { file: opts.config } : {}), env });
+  const config =
+    options.config ?? loadConfig({ ...(opts.config !== undefined ? { file: opts.config } : {}), env });
   const s = config.store;
   const ledger = await openLedger(s.url, {
     ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),

@@ -29,8 +29,8 @@ export function register(program: Command): void {
       .option('--json', 'print the result as JSON'),
   ).action(
     action(async (opts: BackfillCommandOptions) => {
-      const { credential } = preflight(opts, () => undefined);
-      return withJobs(opts, async (jobs, signal) => {
+      const { config, credential } = preflight(opts, () => undefined);
+      return withJobs(config, async (jobs, signal) => {
         const result = await runBackfill(jobs, {
           credential,
           signal,

@@ -48,11 +48,11 @@ export function preflight<T>(
  * store-down policy's business (cheap calls fail open), not an error at open.
  */
 export function withJobs(
-  opts: ConfigOptions,
+  config: Config,
   fn: (jobs: OpenedJobContext, signal: AbortSignal) => Promise<number>,
 ): Promise<number> {
   return withContext(
-    opts,
+    {},
     async (ctx) => {
       const jobs = openJobContext(ctx);
       const { signal, dispose } = abortOnSignals();
@@ -63,7 +63,7 @@ export function withJobs(
         await jobs.close();
       }
     },
-    { allowUnreachable: true },
+    { allowUnreachable: true, config },
   );
 }
 
@@ -84,10 +84,14 @@ export function register(program: Command): void {
       .option('--json', 'print the results as JSON'),
   ).action(
     action(async (opts: FetchOptions) => {
-      const { credential, checked: regions } = preflight(opts, (config) =>
-        opts.region.length ? [...new Set(opts.region.map((r) => config.region(r)))] : config.regions,
+      const {
+        config,
+        credential,
+        checked: regions,
+      } = preflight(opts, (c) =>
+        opts.region.length ? [...new Set(opts.region.map((r) => c.region(r)))] : c.regions,
       );
-      return withJobs(opts, async (jobs, signal) => {
+      return withJobs(config, async (jobs, signal) => {
         const results = await runSideBySide(
           regions.map((region) => runTrending(jobs, { region, credential, signal })),
         );

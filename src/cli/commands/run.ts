@@ -32,13 +32,13 @@ export function register(program: Command): void {
       .option('--no-backfill', 'schedule the trending jobs only'),
   ).action(
     action(async (opts: RunOptions) => {
-      const { credential } = preflight(opts, () => undefined);
+      const { config, credential } = preflight(opts, () => undefined);
       const http =
         opts.http === undefined || opts.http === false
           ? undefined
           : parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : opts.http);
       // A store that is down at start is the store-down policy's business (and /healthz says so).
-      const { config, ledger, logger } = await openContext(opts, { allowUnreachable: true });
+      const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
       if (http && !isLoopback(http.host))
         logger.warn({ host: http.host }, 'serving /metrics and /healthz beyond loopback');
       const { signal, dispose } = abortOnSignals();
