@@ -74,6 +74,20 @@ describe('Redis ledger specifics', () => {
     }
   });
 
+  it('answers every spend of a one-tick burst larger than one held write, in the order issued', async () => {
+    // Spends issued in one tick share socket writes, 8 at most per write: 30 span several writes.
+    const k = key('burst');
+    const ds = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        ledger.spend({ budgets: [{ key: k, limit: 20, windowMs: HOUR }], cost: 1 }),
+      ),
+    );
+    expect(ds.map((d) => d.allowed)).toEqual([...Array(20).fill(true), ...Array(10).fill(false)]);
+    expect(ds.slice(0, 20).map((d) => d.remaining)).toEqual(Array.from({ length: 20 }, (_v, i) => 19 - i));
+    expect(new Set(ds.map((d) => d.id).filter(Boolean)).size).toBe(20);
+    expect((await ledger.peek({ key: k, windowMs: HOUR })).used).toBe(20);
+  });
+
   it('stores a call of cost 100 as one sorted-set member; memory does not grow with cost', async () => {
     const small = key('mem1');
     const big = key('mem100');
