@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Cache, openCache } from '../src/cache/index.js';
 import { fold, matchExpression, parseQuery } from '../src/cache/query.js';
+import { rng } from '../src/simulator/rng.js';
 import { Corpus } from './cache-corpus.js';
 
 const env = (name: string, fallback: number) => {
@@ -143,12 +144,8 @@ function queries(
   count: number,
   seed: number,
 ): string[] {
-  let s = seed >>> 0;
-  const rand = () => {
-    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
-    return s / 2 ** 32;
-  };
-  const pick = () => corpus.words[mix.ranks[0] - 1 + Math.floor(rand() * (mix.ranks[1] - mix.ranks[0] + 1))]!;
+  const r = rng(seed);
+  const pick = () => corpus.words[r.int(mix.ranks[0], mix.ranks[1]) - 1]!;
   const out: string[] = [];
   while (out.length < count) {
     const a = pick();

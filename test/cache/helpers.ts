@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { VideoResource } from '../../src/cache/types.js';
+import { rng } from '../../src/simulator/rng.js';
 
 /** A temp directory removed by the returned cleanup. */
 export function tempDir(prefix = 'qg-cache-'): { dir: string; cleanup: () => void } {
@@ -45,13 +46,8 @@ export function video(id: string, spec: VideoSpec = {}): VideoResource {
 
 /** Deterministic filler text from a small vocabulary (for bulk tests). */
 export function words(seed: number, n: number, vocab: readonly string[]): string {
-  let s = seed >>> 0;
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
-    out.push(vocab[s % vocab.length]!);
-  }
-  return out.join(' ');
+  const r = rng(seed);
+  return Array.from({ length: n }, () => r.pick(vocab)).join(' ');
 }
 
 /** FTS5's integrity check with rank 1: the index must match the content table row for row. */

@@ -10,6 +10,7 @@ import { matchExpression, parseQuery } from '../../src/cache/query.js';
 import type { SearchOptions } from '../../src/cache/types.js';
 import { isQuotaGuardError } from '../../src/errors.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { rng } from '../../src/simulator/rng.js';
 import { tempDir, video, words } from './helpers.js';
 
 const t = tempDir();
@@ -278,17 +279,13 @@ describe('routing by term frequency', () => {
       '東京',
       '\n',
     ];
-    let s = 12_345;
-    const rand = (n: number) => {
-      s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
-      return s % n;
-    };
+    const r = rng(12_345);
     let ok = 0;
     let invalid = 0;
     for (let i = 0; i < 400; i++) {
-      const len = 1 + rand(24);
+      const len = r.int(1, 24);
       let q = '';
-      for (let k = 0; k < len; k++) q += alphabet[rand(alphabet.length)];
+      for (let k = 0; k < len; k++) q += r.pick(alphabet);
       try {
         const r = cache.search(q, { limit: 5 });
         expect(Array.isArray(r.hits)).toBe(true);
