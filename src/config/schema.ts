@@ -4,13 +4,13 @@
  * when the file is resolved (load.ts), so every problem comes back with its path.
  */
 import { z } from 'zod';
+import { DEFAULT_CACHE_PATH } from '../cache/index.js';
 import { PROFILE_IDS } from '../quota/profiles.js';
+import { DEFAULT_BASE_URL } from '../upstream/client.js';
 import { parseDuration } from './duration.js';
 
 export const DEFAULT_REGIONS = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'] as const;
 export const DEFAULT_STORE_URL = 'sqlite:data/quota.db';
-export const DEFAULT_CACHE_PATH = 'data/cache.db';
-export const DEFAULT_BASE_URL = 'https://www.googleapis.com/youtube/v3';
 export const DEFAULT_API_KEY_ENV = 'YOUTUBE_API_KEY';
 export const DEFAULT_RESERVE = '5%';
 export const DEFAULT_BACKFILL_HEADROOM = '10%';
