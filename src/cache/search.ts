@@ -351,16 +351,14 @@ export class Searcher {
   }
 }
 
-/** `AND …` conditions on `table`'s `key` column for the filters, with their parameters. */
-function filterSql(table: string, f: Filters, key = 'rowid'): { sql: string; params: Params } {
+/** `AND …` conditions on `table`'s rowid for the filters, with their parameters. */
+function filterSql(table: string, f: Filters): { sql: string; params: Params } {
   const parts: string[] = [];
   if (f.channel !== null) {
-    parts.push(
-      `EXISTS (SELECT 1 FROM videos fv WHERE fv.vid = ${table}.${key} AND fv.channel_id = @channel)`,
-    );
+    parts.push(`EXISTS (SELECT 1 FROM videos fv WHERE fv.vid = ${table}.rowid AND fv.channel_id = @channel)`);
   }
   if (f.region !== null || f.since !== null) {
-    const conds = [`fs.vid = ${table}.${key}`];
+    const conds = [`fs.vid = ${table}.rowid`];
     if (f.region !== null) conds.push('fs.region = @region');
     if (f.since !== null) conds.push('fs.fetched_at >= @since');
     parts.push(`EXISTS (SELECT 1 FROM snapshots fs WHERE ${conds.join(' AND ')})`);
