@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { simulatorControl } from '../src/simulator/index.js';
-import { createYouTubeClient, type YouTubeClient } from '../src/upstream/index.js';
+import { createYouTubeClient, VideoListResponseSchema, type YouTubeClient } from '../src/upstream/index.js';
 
 const DURATION = Number(process.env.QG_BENCH_UPSTREAM_MS || 3_000);
 const KEY = 'bench-key';
@@ -59,40 +59,43 @@ function pct(sorted: number[], p: number): number {
 
 interface Result {
   name: string;
-  requests: number;
   perSec: number;
   p50: number;
   p99: number;
-  bytes: number;
 }
 
 /** Runs `call` from `concurrency` loops for DURATION ms (after a short warm-up). */
-async function measure(name: string, concurrency: number, call: () => Promise<number>): Promise<Result> {
+async function measure(name: string, concurrency: number, call: () => Promise<unknown>): Promise<Result> {
   const warmEnd = performance.now() + 300;
   while (performance.now() < warmEnd) await call();
   const lat: number[] = [];
-  let bytes = 0;
   const start = performance.now();
   const end = start + DURATION;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
         const t = performance.now();
-        bytes += await call();
+        await call();
         lat.push(performance.now() - t);
       }
     }),
   );
   const elapsed = performance.now() - start;
   lat.sort((a, b) => a - b);
-  return {
-    name,
-    requests: lat.length,
-    perSec: lat.length / (elapsed / 1000),
-    p50: pct(lat, 50),
-    p99: pct(lat, 99),
-    bytes,
-  };
+  return { name, perSec: lat.length / (elapsed / 1000), p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+/** Mean ms per call of `fn`, run for `ms` ms after a short warm-up (synchronous work only). */
+function msPerCall(fn: () => unknown, ms = 500): number {
+  const warmEnd = performance.now() + 100;
+  while (performance.now() < warmEnd) fn();
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() - start < ms) {
+    fn();
+    n++;
+  }
+  return (performance.now() - start) / n;
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -119,15 +122,13 @@ export async function run(): Promise<void> {
     let i = 0;
     const chartPage = (c: YouTubeClient) => async () => {
       const token = chartTokens[i++ % (chartTokens.length + 1)];
-      const page = await c.videosListChart({ regionCode: 'US', ...(token ? { pageToken: token } : {}) });
-      return page.items.length;
+      return c.videosListChart({ regionCode: 'US', ...(token ? { pageToken: token } : {}) });
     };
-    const small = (c: YouTubeClient) => async () =>
-      (await c.videoCategoriesList({ regionCode: 'US' })).items.length;
+    const small = (c: YouTubeClient) => () => c.videoCategoriesList({ regionCode: 'US' });
     const fresh = async () => {
       const c = createYouTubeClient({ baseUrl: url, apiKey: KEY, connections: 1 });
       try {
-        return (await c.videoCategoriesList({ regionCode: 'US' })).items.length;
+        return await c.videoCategoriesList({ regionCode: 'US' });
       } finally {
         await c.close();
       }
@@ -143,7 +144,7 @@ export async function run(): Promise<void> {
         method: 'GET',
         path: rawPath(chartTokens[i++ % (chartTokens.length + 1)]),
       });
-      return (await res.body.arrayBuffer()).byteLength;
+      await res.body.arrayBuffer();
     };
 
     const results: Result[] = [];
@@ -153,6 +154,12 @@ export async function run(): Promise<void> {
     results.push(await measure('videos.list chart page (50 videos), 1 in flight', 1, chartPage(one)));
     results.push(await measure('videos.list chart page (50 videos), 16 in flight', 16, chartPage(many)));
     results.push(await measure('same pages, bare undici Pool (no parsing), 16 in flight', 16, rawPage));
+    // The client's own work on one full chart page, without any I/O.
+    const fullPage = await raw.request({ method: 'GET', path: rawPath() });
+    const text = await fullPage.body.text();
+    const parsed = JSON.parse(text);
+    const parseMs = msPerCall(() => JSON.parse(text));
+    const validateMs = msPerCall(() => VideoListResponseSchema.parse(parsed));
     await raw.close();
 
     const stats = await simulatorControl(url).stats();
@@ -163,6 +170,10 @@ export async function run(): Promise<void> {
     const [kept, freshR] = results;
     console.log(
       `\nkept-alive vs new connection per request (sequential): ${(kept!.perSec / freshR!.perSec).toFixed(1)}× the requests/s`,
+    );
+    console.log(
+      `client work per full chart page (${(Buffer.byteLength(text) / 1000).toFixed(0)} KB): ` +
+        `JSON.parse ${ms(parseMs)} ms, zod validation ${ms(validateMs)} ms`,
     );
     console.log(
       `simulator accepted ${fmt(stats.sockets.accepted)} connections for ${fmt(stats.requests.total)} requests`,
