@@ -112,7 +112,7 @@ export class Writer {
       this.indexIfBatchFull();
       return result;
     });
-    this.catchUpTx = db.transaction(() => this.indexPending(Number.POSITIVE_INFINITY));
+    this.catchUpTx = db.transaction(() => this.indexPending(1));
   }
 
   ingestPage(page: TrendingPage, now: number): IngestResult {
@@ -151,7 +151,7 @@ export class Writer {
     const mark = this.getMark.get() ?? 0;
     const top = this.maxVid.get() ?? 0;
     const waiting = top - mark;
-    if (waiting <= 0 || (Number.isFinite(atLeast) && waiting < atLeast)) return 0;
+    if (waiting < atLeast) return 0;
     this.indexRange.run(mark, top);
     this.setMark.run(top);
     this.generation++;
