@@ -1,11 +1,15 @@
 /**
  * The compressed-day drill on a short day (24 s), on the embedded SQLite ledger through the CLI and
  * on the private Redis through the API. The quota is scaled down with the day so that the machine
- * does not have to serve thousands of calls a second.
+ * does not have to serve thousands of calls a second: at 1,000 units a 24 s day asks for about 50
+ * calls a second, which a loaded 2-core machine keeps up with (at 2,000, twice that, the backfill
+ * fell behind its hourly pace under load and missed the utilisation target).
  */
 import { describe, expect, inject, it } from 'vitest';
 import { type DrillReport, runDrill } from '../../src/drill/index.js';
 import { cli } from '../cli/helpers.js';
+
+const QUOTA = 1_000;
 
 function expectPassed(r: DrillReport, quota: number): void {
   const failed = r.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
@@ -32,7 +36,7 @@ function expectPassed(r: DrillReport, quota: number): void {
 
 describe('drill on a short day', () => {
   it('passes on SQLite through `quota-guard drill --json`, one object with the figures', async () => {
-    const r = await cli('drill', '--json', '--day-seconds', '24', '--quota', '2000');
+    const r = await cli('drill', '--json', '--day-seconds', '24', '--quota', String(QUOTA));
     expect(r.stderr).toBe('');
     const report = JSON.parse(r.stdout) as DrillReport;
     expect(report).toMatchObject({
@@ -50,18 +54,18 @@ describe('drill on a short day', () => {
       'backfillUnits',
     ])
       expect(typeof (report as unknown as Record<string, unknown>)[field]).toBe('number');
-    expectPassed(report, 2000);
+    expectPassed(report, QUOTA);
     expect(r.code).toBe(0);
   }, 120_000);
 
   it('passes on Redis', async () => {
     const report = await runDrill({
       daySeconds: 24,
-      quota: 2000,
+      quota: QUOTA,
       store: inject('redisUrl'),
       keyPrefix: `${inject('keyPrefix')}drill:`,
     });
     expect(report.store).toBe('redis');
-    expectPassed(report, 2000);
+    expectPassed(report, QUOTA);
   }, 120_000);
 });
