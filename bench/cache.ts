@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Cache, openCache } from '../src/cache/index.js';
 import { fold, matchExpression, parseQuery } from '../src/cache/query.js';
+import { DEFAULT_REGIONS } from '../src/config/index.js';
 import { rng } from '../src/simulator/rng.js';
 import { Corpus } from './cache-corpus.js';
 
@@ -23,18 +24,17 @@ const env = (name: string, fallback: number) => {
   return v === undefined || v === '' ? fallback : Number(v);
 };
 
-const REGIONS = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
 const PAGE = 50;
 const PAGES_PER_CHART = 4;
 
 /** Page p of the run: regions and pages of 200-video charts cycle as the trending jobs write them. */
 function pageMeta(p: number): { region: string; fetchedAt: number; rankOffset: number } {
-  const perFetch = REGIONS.length * PAGES_PER_CHART;
+  const perFetch = DEFAULT_REGIONS.length * PAGES_PER_CHART;
   const q = p % perFetch;
   return {
-    region: REGIONS[q % REGIONS.length]!,
+    region: DEFAULT_REGIONS[q % DEFAULT_REGIONS.length]!,
     fetchedAt: 1_700_000_000_000 + Math.floor(p / perFetch) * 3_600_000,
-    rankOffset: Math.floor(q / REGIONS.length) * PAGE,
+    rankOffset: Math.floor(q / DEFAULT_REGIONS.length) * PAGE,
   };
 }
 
