@@ -8,6 +8,7 @@ import { bucketWindow } from '../../src/guard/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { type ScheduledJob, startService, type TickSource } from '../../src/scheduler/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { cli, expectOneLine } from '../cli/helpers.js';
 import { capture } from '../guard/helpers.js';
 import { KEY_ENV, secretKey, tmpPath } from '../jobs/helpers.js';
 import { get, sample, scrape } from '../metrics/helpers.js';
@@ -185,10 +186,8 @@ describe('quota-guard run', () => {
   it('exits 78 with one line when the API key variable is missing', async () => {
     const file = tmpPath('nokey.yaml');
     writeFileSync(file, 'credentials: [{ id: default, apiKeyEnv: QG_TEST_NO_SUCH_KEY }]\n');
-    const { cli } = await import('../cli/helpers.js');
     const r = await cli('run', '--config', file);
     expect(r.code).toBe(78);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toContain('QG_TEST_NO_SUCH_KEY');
+    expectOneLine(r.stderr, /QG_TEST_NO_SUCH_KEY/);
   });
 });
