@@ -201,30 +201,23 @@ export class Metrics {
     const s = this.#sources;
     if (!s) return;
     if (s.ledger) {
-      try {
-        const report = await quotaStatus(s.config, s.ledger);
-        this.unitsUsed.reset();
-        this.unitsRemaining.reset();
-        this.quota.reset();
-        this.blocked.reset();
-        for (const c of report.credentials)
-          for (const b of c.buckets) {
-            const labels = { credential: c.id, bucket: b.id };
-            this.unitsUsed.set(labels, b.used);
-            this.quota.set(labels, b.quota);
-            this.blocked.set(labels, b.blockedUntil ? 1 : 0);
-            for (const [tier, units] of Object.entries(b.remaining))
-              this.unitsRemaining.set({ ...labels, tier }, units);
-          }
-        this.storeUp.set(1);
-      } catch {
-        // Stale figures would mislead: drop them, so an alert on them sees them absent.
-        this.unitsUsed.reset();
-        this.unitsRemaining.reset();
-        this.quota.reset();
-        this.blocked.reset();
-        this.storeUp.set(0);
-      }
+      const report = await quotaStatus(s.config, s.ledger).catch(() => undefined);
+      // Last scrape's figures go either way: a store that did not answer leaves the gauges absent
+      // (stale figures would mislead an alert on them).
+      this.unitsUsed.reset();
+      this.unitsRemaining.reset();
+      this.quota.reset();
+      this.blocked.reset();
+      for (const c of report?.credentials ?? [])
+        for (const b of c.buckets) {
+          const labels = { credential: c.id, bucket: b.id };
+          this.unitsUsed.set(labels, b.used);
+          this.quota.set(labels, b.quota);
+          this.blocked.set(labels, b.blockedUntil ? 1 : 0);
+          for (const [tier, units] of Object.entries(b.remaining))
+            this.unitsRemaining.set({ ...labels, tier }, units);
+        }
+      this.storeUp.set(report ? 1 : 0);
     }
     if (s.cache) {
       try {
