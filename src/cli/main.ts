@@ -15,7 +15,7 @@ import { register as search } from './commands/search.js';
 import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
-import { reportError } from './run.js';
+import { exitCodeOf, reportError } from './run.js';
 
 export function buildProgram(): Command {
   const program = new Command('quota-guard')
@@ -53,7 +53,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.OK;
+    return exitCodeOf(program) ?? ExitCode.OK;
   } catch (e) {
     if (e instanceof CommanderError) {
       // --help and --version end here with exit code 0; usage mistakes with 64.

@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { ConfigError, exitCodeFor, isQuotaGuardError } from '../errors.js';
 
 /**
@@ -15,14 +16,24 @@ export function reportError(e: unknown, stderr: NodeJS.WritableStream = process.
   return exitCodeFor(e);
 }
 
+/** The exit code each program's action ended with, kept off `process` so that main() can run in-process. */
+const exitCodes = new WeakMap<Command, number>();
+
+/** The exit code the action run by `program` asked for, if any. */
+export function exitCodeOf(program: Command): number | undefined {
+  return exitCodes.get(program);
+}
+
 /** Wrap a command action so its errors become exit codes instead of unhandled rejections. */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | undefined>) {
-  return async (...args: A): Promise<void> => {
+  return async function (this: Command, ...args: A): Promise<void> {
+    let root: Command = this;
+    while (root.parent) root = root.parent;
     try {
       const code = await fn(...args);
-      if (code !== undefined) process.exitCode = code;
+      if (code !== undefined) exitCodes.set(root, code);
     } catch (e) {
-      process.exitCode = reportError(e);
+      exitCodes.set(root, reportError(e));
     }
   };
 }

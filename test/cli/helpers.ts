@@ -43,7 +43,6 @@ export async function cli(...args: string[]): Promise<CliResult> {
   } finally {
     out.mockRestore();
     err.mockRestore();
-    process.exitCode = undefined;
   }
 }
 
