@@ -25,6 +25,8 @@ interface ExistingRow {
 
 const TEXT_COLS = FTS_COLUMNS.join(', ');
 const MAX_PAGE = 1000;
+/** A region code as charts are stored under it (and searches filter by it). */
+export const REGION_CODE = /^[A-Za-z0-9_-]{1,16}$/;
 
 export class Writer {
   private readonly findVideo: Statement<[string], ExistingRow>;
@@ -195,7 +197,7 @@ export class Writer {
 
 function validatePage(page: TrendingPage): void {
   if (page === null || typeof page !== 'object') throw new InvalidArgumentError('page', 'must be an object');
-  if (typeof page.region !== 'string' || !/^[A-Za-z0-9_-]{1,16}$/.test(page.region)) {
+  if (typeof page.region !== 'string' || !REGION_CODE.test(page.region)) {
     throw new InvalidArgumentError('page.region', 'must be a region code such as "US"');
   }
   if (page.category !== undefined && (typeof page.category !== 'string' || page.category.length > 64)) {

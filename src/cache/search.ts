@@ -14,7 +14,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { InvalidArgumentError } from '../errors.js';
 import { hotState, rebuildHot } from './hot.js';
-import type { Writer } from './ingest.js';
+import { REGION_CODE, type Writer } from './ingest.js';
 import { matchExpression, type ParsedQuery, parseQuery, type QueryTerm } from './query.js';
 import { BM25 } from './schema.js';
 import { hitSnippet } from './snippet.js';
@@ -384,7 +384,7 @@ function validateOptions(o: SearchOptions): {
   if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
     throw new InvalidArgumentError('offset', `must be an integer from 0 to ${MAX_OFFSET}`);
   }
-  if (o.region !== undefined && (typeof o.region !== 'string' || !/^[A-Za-z0-9_-]{1,16}$/.test(o.region))) {
+  if (o.region !== undefined && (typeof o.region !== 'string' || !REGION_CODE.test(o.region))) {
     throw new InvalidArgumentError('region', 'must be a region code such as "US"');
   }
   if (o.channelId !== undefined && (typeof o.channelId !== 'string' || o.channelId.length > 64)) {
