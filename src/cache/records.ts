@@ -132,10 +132,7 @@ export function videosDueForRefresh(
 }
 
 export function getCursor(db: Database, name: string): string | undefined {
-  return (
-    (db.prepare('SELECT value FROM cursors WHERE name = ?').pluck().get(name) as string | undefined) ??
-    undefined
-  );
+  return db.prepare('SELECT value FROM cursors WHERE name = ?').pluck().get(name) as string | undefined;
 }
 
 export function setCursor(db: Database, name: string, value: string | null, now: number): void {

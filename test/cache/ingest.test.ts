@@ -115,8 +115,7 @@ describe('opening', () => {
 
 describe('ingest', () => {
   it('writes a page: videos with all fields, and one snapshot row per rank', () => {
-    let now = 5_000;
-    const { cache, path } = fresh({ now: () => now });
+    const { cache, path } = fresh({ now: () => 5_000 });
     const r = cache.ingestTrendingPage({
       region: 'US',
       fetchedAt: 4_000,
@@ -144,7 +143,6 @@ describe('ingest', () => {
     });
     const ranks = raw(path).prepare('SELECT rank FROM snapshots ORDER BY rank').pluck().all();
     expect(ranks).toEqual([50, 51]);
-    now = 6_000;
   });
 
   it('is idempotent: the same page twice changes only last refreshed and the counts', () => {
