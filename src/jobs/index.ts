@@ -21,7 +21,6 @@ export {
 } from './run.js';
 export { jobJson, jobLine, totals } from './summary.js';
 export {
-  DEFAULT_MAX_PAGES,
   PAGE_SIZE,
   runTrending,
   TRENDING_METHOD,

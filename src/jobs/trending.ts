@@ -11,8 +11,6 @@ import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
 export const TRENDING_METHOD = 'videos.list';
 export const PAGE_SIZE = 50;
-/** Pages per chart at most (the upstream offers 200 videos, 4 pages): a bound, not a target. */
-export const DEFAULT_MAX_PAGES = 20;
 
 export interface TrendingOptions extends JobRunOptions {
   /** Region code, e.g. `US` (must be one of the config's regions). */
