@@ -12,6 +12,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { DEFAULT_CACHE_PATH } from '../config/defaults.js';
 import { InvalidArgumentError, QuotaGuardError, StoreUnavailableError } from '../errors.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpoint.js';
 import { CacheSchemaError } from './errors.js';
@@ -36,7 +37,8 @@ import type {
   VideoResource,
 } from './types.js';
 
-export const DEFAULT_CACHE_PATH = 'data/cache.db';
+export { DEFAULT_CACHE_PATH };
+
 const WRITES_BEFORE_WORKER = 16;
 
 export interface Cache {

@@ -9,20 +9,19 @@ import { validateDetailed } from 'node-cron';
 import YAML from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ErrorCode } from '../errors.js';
-import { redactUrl } from '../ledger/index.js';
 import { getProfile, type MethodSpec, type ProfileId } from '../quota/profiles.js';
 import { isValidTimeZone } from '../quota/time.js';
-import { parseDuration } from './duration.js';
 import {
-  type Amount,
-  configSchema,
+  CONFIG_ENV,
   DEFAULT_BACKFILL_HEADROOM,
   DEFAULT_RESERVE,
   DEFAULT_STORE_URL,
   DEFAULT_WINDOW,
-  type RawConfig,
-  type RawCredential,
-} from './schema.js';
+  STORE_ENV,
+} from './defaults.js';
+import { parseDuration } from './duration.js';
+import { type Amount, configSchema, type RawConfig, type RawCredential } from './schema.js';
+import { parseStoreUrl } from './store-url.js';
 import type {
   BucketConfig,
   BudgetConfig,
@@ -31,7 +30,6 @@ import type {
   ExpectedSpendConfig,
   ScheduleConfig,
   StoreConfig,
-  StoreKind,
   Tier,
 } from './types.js';
 
@@ -43,9 +41,6 @@ export interface LoadConfigOptions {
   /** Where `QUOTA_GUARD_CONFIG`, `REDIS_URL` and API keys are read from (default `process.env`). */
   env?: Env;
 }
-
-export const CONFIG_ENV = 'QUOTA_GUARD_CONFIG';
-export const STORE_ENV = 'REDIS_URL';
 
 /** Load, validate and resolve the configuration. Throws ConfigError (exit 78) with one line per problem. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
@@ -438,13 +433,6 @@ function resolveSchedule(
   return { cron: s.cron, staggerMs: s.stagger, timeZone: s.timeZone };
 }
 
-export function storeKind(url: string): StoreKind | undefined {
-  if (/^sqlite:.+/.test(url)) return 'sqlite';
-  if (/^rediss?:\/\/.+/.test(url)) return 'redis';
-  if (/^rediss?-cluster:\/\/.+/.test(url)) return 'redis-cluster';
-  return undefined;
-}
-
 function resolveStore(raw: RawConfig, env: Env, problems: Problems): StoreConfig {
   const opts = typeof raw.store === 'object' ? raw.store : {};
   const fileUrl = typeof raw.store === 'string' ? raw.store : raw.store?.url;
@@ -455,17 +443,15 @@ function resolveStore(raw: RawConfig, env: Env, problems: Problems): StoreConfig
       : envUrl !== undefined
         ? [envUrl, 'env' as const, STORE_ENV]
         : [DEFAULT_STORE_URL, 'default' as const, 'store'];
-  const kind = storeKind(url);
-  if (!kind) {
-    problems.add(
-      at,
-      `must be sqlite:<path>, redis://host:port, rediss://host:port or redis-cluster://host:port,… (got '${redactUrl(url)}')`,
-      'QG_STORE_URL_INVALID',
-    );
+  let kind: StoreConfig['kind'] = 'sqlite';
+  try {
+    kind = parseStoreUrl(url).kind;
+  } catch (e) {
+    problems.add(at, (e as Error).message, 'QG_STORE_URL_INVALID');
   }
   return {
     url,
-    kind: kind ?? 'sqlite',
+    kind,
     from,
     ...(opts.keyPrefix !== undefined ? { keyPrefix: opts.keyPrefix } : {}),
     ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),

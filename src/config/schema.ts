@@ -4,19 +4,16 @@
  * when the file is resolved (load.ts), so every problem comes back with its path.
  */
 import { z } from 'zod';
-import { DEFAULT_CACHE_PATH } from '../cache/index.js';
 import { PROFILE_IDS } from '../quota/profiles.js';
-import { DEFAULT_BASE_URL } from '../upstream/client.js';
+import {
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_BASE_URL,
+  DEFAULT_CACHE_PATH,
+  DEFAULT_MAX_PAGES,
+  DEFAULT_REGIONS,
+  DEFAULT_WINDOW,
+} from './defaults.js';
 import { parseDuration } from './duration.js';
-
-export const DEFAULT_REGIONS = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'] as const;
-export const DEFAULT_STORE_URL = 'sqlite:data/quota.db';
-export const DEFAULT_API_KEY_ENV = 'YOUTUBE_API_KEY';
-export const DEFAULT_RESERVE = '5%';
-export const DEFAULT_BACKFILL_HEADROOM = '10%';
-export const DEFAULT_WINDOW = '24h';
-/** The upstream's trending chart holds at most 200 videos: 4 pages of 50. */
-export const DEFAULT_MAX_PAGES = 4;
 
 const DURATION_HINT = 'must be a duration such as 30s, 15m, 24h (or a number of ms)';
 

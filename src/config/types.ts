@@ -5,6 +5,9 @@
  * (`config.apiKey(credentialId)`).
  */
 import type { MethodSpec, ProfileId } from '../quota/profiles.js';
+import type { StoreKind } from './store-url.js';
+
+export type { StoreKind };
 
 /** Priority tiers on one bucket: each spends the same log up to its own ceiling. */
 export type Tier = 'scheduled' | 'backfill' | 'manual';
@@ -95,8 +98,6 @@ export interface ExpectedSpendConfig {
   tier: Tier;
   callsPerDay: number;
 }
-
-export type StoreKind = 'sqlite' | 'redis' | 'redis-cluster';
 
 export interface StoreConfig {
   /** `sqlite:<path>`, `redis://…`, `rediss://…` or `redis-cluster://host:port,…`. May hold a password: never log it. */

@@ -8,7 +8,8 @@
  * - never resends a command that was in flight when the connection dropped (a spend may have run).
  */
 import calculateSlot from 'cluster-key-slot';
-import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { parseClusterUrl } from '../config/store-url.js';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { BackendSpend, LedgerBackend } from './backend.js';
 import { CrossSlotError } from './errors.js';
@@ -67,33 +68,6 @@ function baseOptions(o: OpenLedgerOptions): RedisOptions {
     retryStrategy: (times) => Math.min(50 * times, MAX_RECONNECT_DELAY_MS),
     lazyConnect: true,
   };
-}
-
-export interface ParsedClusterUrl {
-  nodes: ClusterNode[];
-  username?: string;
-  password?: string;
-  tls: boolean;
-}
-
-/** `redis-cluster://[user:pass@]h1:p1,h2:p2` (or `rediss-cluster://` for TLS). */
-export function parseClusterUrl(url: string): ParsedClusterUrl | undefined {
-  const m = /^(rediss?)-cluster:\/\/(?:([^@/]*)@)?([^/?#]+)\/?$/.exec(url);
-  if (!m) return undefined;
-  const out: ParsedClusterUrl = { nodes: [], tls: m[1] === 'rediss' };
-  if (m[2]) {
-    const colon = m[2].indexOf(':');
-    const user = decodeURIComponent(colon < 0 ? '' : m[2].slice(0, colon));
-    const pass = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(colon + 1));
-    if (user) out.username = user;
-    if (pass) out.password = pass;
-  }
-  for (const hp of m[3]!.split(',')) {
-    const hm = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(hp.trim());
-    if (!hm) return undefined;
-    out.nodes.push({ host: hm[1]!, port: Number(hm[2]) });
-  }
-  return out.nodes.length > 0 ? out : undefined;
 }
 
 async function connect(client: Redis | Cluster, o: OpenLedgerOptions): Promise<void> {

@@ -2,6 +2,7 @@
  * The budget ledger's public contract. Every backend (Redis, Redis Cluster, SQLite) implements
  * `Ledger` with the same semantics; test/contract runs one suite against each.
  */
+import type { StoreKind } from '../config/store-url.js';
 
 /** One budget a spend must fit under. Several budgets in one spend are all-or-nothing. */
 export interface Budget {
@@ -84,7 +85,8 @@ export interface Ledger {
   close(): Promise<void>;
 }
 
-export type LedgerKind = 'redis' | 'redis-cluster' | 'sqlite';
+/** The store a ledger keeps its entries in: the kind of its URL. */
+export type LedgerKind = StoreKind;
 
 export interface OpenLedgerOptions {
   /** Redis command timeout in ms (default 1000). No offline queue: a dead Redis fails fast. */

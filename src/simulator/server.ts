@@ -12,6 +12,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_REGIONS as CONFIG_DEFAULT_REGIONS } from '../config/defaults.js';
 import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
 import { getProfile, methodSpec, PROFILE_IDS, type ProfileId, type QuotaProfile } from '../quota/profiles.js';
 import { buildRoutes } from './api.js';
@@ -22,7 +23,7 @@ import { type FaultControl, type FaultKind, type FaultOptions, type FaultState, 
 import { type BucketUsage, DayClock, QuotaBook } from './quota.js';
 import { hash32 } from './rng.js';
 
-export const DEFAULT_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
+export const DEFAULT_REGIONS: readonly string[] = CONFIG_DEFAULT_REGIONS;
 export const API_PREFIX = '/youtube/v3';
 export const CONTROL_PREFIX = '/_sim';
 /** Project of every key when the simulator is started without a key list. */

@@ -9,6 +9,7 @@
  */
 import { buildConnector, Pool } from 'undici';
 import type { z } from 'zod';
+import { DEFAULT_BASE_URL } from '../config/defaults.js';
 import { QuotaGuardError } from '../errors.js';
 import { badResponse, type CallContext, errorFromResponse, errorFromTransport } from './classify.js';
 import { UpstreamError } from './errors.js';
@@ -26,7 +27,7 @@ import {
   VideoListResponseSchema,
 } from './schemas.js';
 
-export const DEFAULT_BASE_URL = 'https://www.googleapis.com/youtube/v3';
+export { DEFAULT_BASE_URL };
 
 export interface UpstreamTimeouts {
   /** TCP (and TLS) connection establishment. */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { parseClusterUrl, redactStoreUrl } from '../../src/config/store-url.js';
 import { openLedger } from '../../src/index.js';
-import { redactUrl } from '../../src/ledger/index.js';
-import { parseClusterUrl } from '../../src/ledger/redis.js';
 
 describe('openLedger URLs', () => {
   it('parses cluster URLs with credentials, several nodes and IPv6', () => {
@@ -35,9 +34,9 @@ describe('openLedger URLs', () => {
   });
 
   it('redacts passwords in URLs', () => {
-    expect(redactUrl('redis://:s3cret@h:6379/0')).toBe('redis://:***@h:6379/0');
-    expect(redactUrl('rediss://user:s3cret@h:6379')).toBe('rediss://user:***@h:6379');
-    expect(redactUrl('redis://h:6379')).toBe('redis://h:6379');
+    expect(redactStoreUrl('redis://:s3cret@h:6379/0')).toBe('redis://:***@h:6379/0');
+    expect(redactStoreUrl('rediss://user:s3cret@h:6379')).toBe('rediss://user:***@h:6379');
+    expect(redactStoreUrl('redis://h:6379')).toBe('redis://h:6379');
   });
 
   it('rejects an unreachable Redis quickly with QG_STORE_UNAVAILABLE', async () => {

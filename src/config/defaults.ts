@@ -1,0 +1,22 @@
+/**
+ * Every default the config fills in that another layer also needs, in one module that imports
+ * nothing: the cache, the upstream client and the simulator read their defaults from here, so
+ * loading the config never loads them.
+ */
+
+/** The regions whose trending charts the jobs fetch when the config names none. */
+export const DEFAULT_REGIONS = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'] as const;
+export const DEFAULT_STORE_URL = 'sqlite:data/quota.db';
+export const DEFAULT_CACHE_PATH = 'data/cache.db';
+export const DEFAULT_BASE_URL = 'https://www.googleapis.com/youtube/v3';
+export const DEFAULT_API_KEY_ENV = 'YOUTUBE_API_KEY';
+export const DEFAULT_RESERVE = '5%';
+export const DEFAULT_BACKFILL_HEADROOM = '10%';
+export const DEFAULT_WINDOW = '24h';
+/** The upstream's trending chart holds at most 200 videos: 4 pages of 50. */
+export const DEFAULT_MAX_PAGES = 4;
+
+/** The environment variable naming the config file when `--config` is not given. */
+export const CONFIG_ENV = 'QUOTA_GUARD_CONFIG';
+/** The environment variable holding the store URL when the config file sets none. */
+export const STORE_ENV = 'REDIS_URL';

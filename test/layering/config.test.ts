@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { loadedBy } from '../harness/imports.js';
+
+describe('config at the bottom', () => {
+  it('loading and resolving a config loads no store, cache, upstream client or ledger', () => {
+    for (const entry of ['src/config/index.ts', 'src/config/load.ts']) {
+      const { files, packages } = loadedBy(entry);
+      const above = [...files].filter((f) => !/^src\/(config|quota)\/|^src\/errors\.ts$/.test(f));
+      expect(above, entry).toEqual([]);
+      for (const pkg of ['ioredis', 'better-sqlite3', 'undici', 'pino', 'prom-client']) {
+        expect(packages.has(pkg), `${entry} loads ${pkg}`).toBe(false);
+      }
+    }
+  });
+
+  it('the store URL reader loads nothing but the errors', () => {
+    expect([...loadedBy('src/config/store-url.ts').files].sort()).toEqual([
+      'src/config/store-url.ts',
+      'src/errors.ts',
+    ]);
+  });
+});
