@@ -55,6 +55,9 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
   const env = options.env ?? process.env;
   const config =
     options.config ?? loadConfig({ ...(opts.config !== undefined ? { file: opts.config } : {}), env });
+  // Everything that can fail on its own goes before the store opens: an open Redis connection
+  // (and its reconnect timer) left behind by a failing command would keep the process alive.
+  const logger = options.logger ?? cliLogger(env);
   const s = config.store;
   const ledger = await openLedger(s.url, {
     ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
@@ -62,8 +65,12 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     ...(s.connectTimeoutMs !== undefined ? { connectTimeoutMs: s.connectTimeoutMs } : {}),
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
   });
-  const logger = options.logger ?? cliLogger(env);
-  return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };
+  try {
+    return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };
+  } catch (e) {
+    await ledger.close();
+    throw e;
+  }
 }
 
 /** Run `fn` with a context and close the ledger afterwards, whatever happens. */

@@ -22,6 +22,16 @@ const MAX_HELD_WRITES = 8;
 /** Longest pause between reconnect attempts (ms). */
 const MAX_RECONNECT_DELAY_MS = 500;
 
+/**
+ * How long a closing socket may wait for the server's side of the close before it is destroyed
+ * (ioredis' `disconnectTimeout`, 2 s by default). A stopped or dead server never answers, and the
+ * pending close timer alone would keep a finished CLI process alive that long.
+ */
+const DISCONNECT_TIMEOUT_MS = 100;
+
+/** Longest wait for QUIT's reply at close (a live server answers in well under a millisecond). */
+const QUIT_TIMEOUT_MS = 300;
+
 const UNAVAILABLE_REPLIES = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READONLY|NOREPLICAS)\b/;
 
 /** Map whatever ioredis threw to the ledger's errors. Never includes a password. */
@@ -66,23 +76,34 @@ function baseOptions(o: OpenLedgerOptions): RedisOptions {
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     retryStrategy: (times) => Math.min(50 * times, MAX_RECONNECT_DELAY_MS),
+    disconnectTimeout: DISCONNECT_TIMEOUT_MS,
     lazyConnect: true,
   };
 }
 
-async function connect(client: Redis | Cluster, o: OpenLedgerOptions): Promise<void> {
-  const limitMs = (o.connectTimeoutMs ?? 1000) + 500;
+/** `p`, or a rejection with `message` after `ms`; the timer never outlives the race. */
+async function within<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      client.connect(),
-      new Promise((_r, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs);
+    return await Promise.race([
+      p,
+      new Promise<never>((_r, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
       }),
     ]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Connect, TLS handshake and ready check together within the connect timeout. ioredis' own
+ * `connectTimeout` covers the TCP connect only: a stopped server (its kernel still accepts
+ * connections) would leave the ready check waiting.
+ */
+async function connect(client: Redis | Cluster, o: OpenLedgerOptions): Promise<void> {
+  const limitMs = o.connectTimeoutMs ?? 1000;
+  await within(client.connect(), limitMs, `no answer within ${limitMs} ms`);
 }
 
 export async function openRedisBackend(
@@ -237,11 +258,21 @@ class RedisBackend implements LedgerBackend {
     });
   }
 
+  /**
+   * QUIT when the connection is up and answers quickly; otherwise (down, stopped, reconnecting)
+   * drop the sockets at once. Either way no reconnect timer or socket is left to keep the process
+   * alive: a CLI command on a dead Redis ends as soon as its work is done.
+   */
   async close(): Promise<void> {
-    try {
-      await this.#client.quit();
-    } catch {
-      this.#client.disconnect();
+    const client = this.#client;
+    if (client.status === 'ready') {
+      try {
+        await within(client.quit(), QUIT_TIMEOUT_MS, 'QUIT not answered');
+        return;
+      } catch {
+        // Not answered in time: drop the connection below.
+      }
     }
+    client.disconnect();
   }
 }
