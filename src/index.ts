@@ -1,25 +1,101 @@
-export * from './cache/index.js';
-export * from './config/index.js';
-export * from './errors.js';
-export * from './guard/index.js';
-export * from './jobs/index.js';
-export { CrossSlotError, LedgerCode, openLedger, WindowMismatchError } from './ledger/index.js';
-export type * from './ledger/types.js';
-export * from './metrics/index.js';
+/**
+ * The package root: what a library user needs, chosen name by name (test/layering/root.test.ts
+ * pins the list, so growing it is a decision). The upstream simulator is `quota-guard/simulator`;
+ * everything else is internal and may change.
+ */
+
+export { CacheSchemaError, QueryInvalidError } from './cache/errors.js';
+// The cache
+export { type Cache, openCache } from './cache/index.js';
+export type {
+  CachedVideo,
+  CacheOptions,
+  SearchHit,
+  SearchOptions,
+  SearchResult,
+  TrendingPage,
+  TrendingSnapshot,
+  VideoResource,
+} from './cache/types.js';
+// The config
 export {
-  type BucketPlan,
-  type CheckKind,
-  jobsCredential,
-  type PlanCheck,
-  type PlanLine,
-  type PlanOptions,
-  type PlanReport,
-  planBudget,
-  type SourceKind,
-} from './plan/plan.js';
-export { cronRuns } from './plan/runs.js';
-export type { BucketSpec, MethodSpec, ProfileId, QuotaProfile } from './quota/profiles.js';
-export { getProfile, methodSpec, PROFILE_IDS, PROFILES } from './quota/profiles.js';
-export * from './scheduler/index.js';
-export * from './simulator/index.js';
-export * from './upstream/index.js';
+  type Env,
+  type LoadConfigOptions,
+  loadConfig,
+  type ParseConfigOptions,
+  parseConfig,
+} from './config/load.js';
+export {
+  type BucketConfig,
+  type BudgetConfig,
+  type Config,
+  type CredentialConfig,
+  type FailMode,
+  type FailPolicy,
+  type StoreConfig,
+  type StoreKind,
+  TIERS,
+  type Tier,
+} from './config/types.js';
+// The errors
+export {
+  ConfigError,
+  CostExceedsLimitError,
+  ERROR_CODES,
+  type ErrorCode,
+  ExitCode,
+  exitCodeFor,
+  InvalidArgumentError,
+  isQuotaGuardError,
+  QuotaGuardError,
+  StoreUnavailableError,
+} from './errors.js';
+// The guard
+export { createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+export {
+  type BucketStatus,
+  type BudgetStatus,
+  type CredentialStatus,
+  quotaStatus,
+  type StatusOptions,
+  type StatusReport,
+} from './guard/status.js';
+export type {
+  Acquired,
+  AcquireOptions,
+  CallOptions,
+  CallResult,
+  GuardEvent,
+  GuardLogger,
+  GuardStats,
+  SpendArgs,
+  SpendOutcome,
+  SpendReason,
+  Stop,
+  StopReason,
+} from './guard/types.js';
+
+// The jobs
+export { type BackfillOptions, runBackfill } from './jobs/backfill.js';
+export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './jobs/context.js';
+export { runTrending, type TrendingOptions } from './jobs/trending.js';
+export type { JobContext, JobOutcome, JobResult } from './jobs/types.js';
+export { CrossSlotError, WindowMismatchError } from './ledger/errors.js';
+// The ledger
+export { openLedger } from './ledger/index.js';
+export type {
+  Budget,
+  Decision,
+  Ledger,
+  LedgerKind,
+  OpenLedgerOptions,
+  PeekRequest,
+  Snapshot,
+  SpendRequest,
+} from './ledger/types.js';
+// The budget plan
+export { type PlanOptions, type PlanReport, planBudget } from './plan/plan.js';
+// The upstream client
+export { createYouTubeClient, type YouTubeClient, type YouTubeClientOptions } from './upstream/client.js';
+export { UpstreamError } from './upstream/errors.js';
+export { type RetryOptions, type RetryPolicy, withRetries } from './upstream/retry.js';

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import * as root from '../../src/index.js';
+import * as simulator from '../../src/simulator/index.js';
+import { loadedBy, ROOT } from '../harness/imports.js';
+
+// The package root's runtime names. Adding one here is a decision about the public API.
+const ROOT_EXPORTS = [
+  'CacheSchemaError',
+  'ConfigError',
+  'CostExceedsLimitError',
+  'CrossSlotError',
+  'ERROR_CODES',
+  'ExitCode',
+  'InvalidArgumentError',
+  'QueryInvalidError',
+  'QuotaGuardError',
+  'StoreUnavailableError',
+  'TIERS',
+  'UpstreamError',
+  'WindowMismatchError',
+  'createGuard',
+  'createYouTubeClient',
+  'exitCodeFor',
+  'isQuotaGuardError',
+  'loadConfig',
+  'openCache',
+  'openJobContext',
+  'openLedger',
+  'parseConfig',
+  'planBudget',
+  'quotaStatus',
+  'runBackfill',
+  'runTrending',
+  'withRetries',
+];
+
+describe('the package root', () => {
+  it('exports the chosen names and no others', () => {
+    expect(Object.keys(root).sort()).toEqual([...ROOT_EXPORTS].sort());
+  });
+
+  it('loads no simulator, metrics, scheduler, drill or CLI code', () => {
+    const { files, packages } = loadedBy('src/index.ts');
+    const internal = [...files].filter((f) => /^src\/(simulator|metrics|scheduler|drill|cli)\//.test(f));
+    expect(internal).toEqual([]);
+    expect(packages.has('prom-client')).toBe(false);
+    expect(packages.has('ioredis'), 'ioredis is loaded only when a redis URL is opened').toBe(false);
+  });
+
+  it('puts the simulator behind the quota-guard/simulator subpath', () => {
+    const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as {
+      exports: Record<string, { import: string; types: string }>;
+    };
+    expect(pkg.exports['./simulator']).toEqual({
+      types: './dist/simulator/index.d.ts',
+      import: './dist/simulator/index.js',
+    });
+    expect(pkg.exports['.']?.import).toBe('./dist/index.js');
+    expect(typeof simulator.startSimulator).toBe('function');
+    expect('startSimulator' in root).toBe(false);
+  });
+});
