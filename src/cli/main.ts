@@ -9,6 +9,7 @@ import { register as backfill } from './commands/backfill.js';
 import { register as demo } from './commands/demo.js';
 import { register as drill } from './commands/drill.js';
 import { register as fetch } from './commands/fetch.js';
+import { register as history } from './commands/history.js';
 import { register as plan } from './commands/plan.js';
 import { register as run } from './commands/run.js';
 import { register as search } from './commands/search.js';
@@ -47,6 +48,7 @@ const COMMANDS: Array<(p: Command) => void> = [
   plan,
   run,
   drill,
+  history,
 ];
 
 export async function main(argv: string[] = process.argv): Promise<number> {

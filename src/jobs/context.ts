@@ -6,6 +6,7 @@ import { openCache } from '../cache/index.js';
 import type { Config } from '../config/types.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
+import type { RunHistory } from '../history/types.js';
 import type { UpstreamLogger } from '../upstream/client.js';
 import type { JobContext } from './types.js';
 import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
@@ -13,6 +14,8 @@ import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
 export interface OpenJobContextOptions extends UpstreamClientsOptions {
   /** The cache file (default: the config's `cache.path`). */
   cachePath?: string;
+  /** Where finished runs are summarised; closed with the context. */
+  history?: RunHistory;
   now?: () => number;
 }
 
@@ -41,11 +44,13 @@ export function openJobContext(
     cache,
     upstream,
     ...(options.now ? { now: options.now } : {}),
+    ...(options.history ? { history: options.history } : {}),
     async close() {
       try {
         await upstream.close();
       } finally {
         cache.close();
+        await options.history?.close();
       }
     },
   };

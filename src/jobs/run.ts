@@ -6,6 +6,7 @@
 import { ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
+import { summarise } from '../history/index.js';
 import type { JobContext, JobOutcome, JobResult } from './types.js';
 
 /** Upstream failures that mean "the upstream is not serving us right now" (exit 69), not misuse. */
@@ -180,7 +181,24 @@ export class JobRun {
       end = endFromError(e, this.signal);
       if (end === undefined) throw e;
     }
-    return this.finish(end);
+    const result = this.finish(end);
+    await this.#remember(result);
+    return result;
+  }
+
+  /** Summarise the run in the history (a store that cannot take it is logged, not thrown). */
+  async #remember(result: JobResult): Promise<void> {
+    const history = this.ctx.history;
+    if (!history) return;
+    try {
+      await history.record(await summarise(result, this.ctx.config, this.ctx.guard.ledger));
+    } catch (e) {
+      if (!isQuotaGuardError(e)) throw e;
+      this.ctx.logger.warn(
+        { job: this.job, code: e.code },
+        `could not record the run in the history: ${e.message}`,
+      );
+    }
   }
 }
 

@@ -8,6 +8,7 @@ import type { Config } from '../config/types.js';
 import type { ErrorCode, ExitCode } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger, Stop } from '../guard/types.js';
+import type { RunHistory } from '../history/types.js';
 import type { YouTubeClient } from '../upstream/client.js';
 
 /**
@@ -65,6 +66,8 @@ export interface JobContext {
   logger: GuardLogger;
   /** The clock (default `Date.now`). */
   now?: () => number;
+  /** Where each finished run is summarised for `history`, `status` and the status page (the ledger's store). */
+  history?: RunHistory;
 }
 
 export interface JobRunOptions {

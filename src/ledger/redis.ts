@@ -111,6 +111,19 @@ export async function openRedisBackend(
   url: string,
   o: OpenLedgerOptions,
 ): Promise<LedgerBackend> {
+  const client = await connectRedis(kind, url, o);
+  return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''));
+}
+
+/**
+ * A connected client with the ledger's failure policy (short timeouts, no offline queue, reconnects
+ * forever). Other records kept in the ledger's store (the run history) connect the same way.
+ */
+export async function connectRedis(
+  kind: Extract<LedgerKind, 'redis' | 'redis-cluster'>,
+  url: string,
+  o: OpenLedgerOptions,
+): Promise<Redis | Cluster> {
   let client: Redis | Cluster;
   if (kind === 'redis') {
     client = new Redis(url, baseOptions(o));
@@ -152,7 +165,7 @@ export async function openRedisBackend(
       throw mapRedisError(e, 'connect');
     }
   }
-  return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''));
+  return client;
 }
 
 function spendFailed(e: unknown): never {

@@ -7,6 +7,7 @@
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
+import { openRunHistory } from '../history/index.js';
 import { runBackfill } from '../jobs/backfill.js';
 import { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from '../jobs/context.js';
 import { runTrending } from '../jobs/trending.js';
@@ -103,7 +104,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       : metrics.guardEvent,
     ...(opts.nextReset ? { nextReset: opts.nextReset } : {}),
   });
-  const jobs = openJobContext({ config, guard, logger }, opts.jobContext);
+  const history = opts.jobContext?.history ?? (await openRunHistory(config.store));
+  const jobs = openJobContext({ config, guard, logger }, { ...opts.jobContext, history });
   metrics.setSources({ config, ledger, cache: jobs.cache });
   let server: MetricsServer | undefined;
   try {

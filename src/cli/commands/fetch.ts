@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/types.js';
+import { openRunHistory } from '../../history/index.js';
 import { type OpenedJobContext, openJobContext } from '../../jobs/context.js';
 import { abortOnSignals, combinedExitCode, runSideBySide } from '../../jobs/run.js';
 import { jobJson, jobLine, totals } from '../../jobs/summary.js';
@@ -54,7 +55,7 @@ export function withJobs(
   return withContext(
     {},
     async (ctx) => {
-      const jobs = openJobContext(ctx);
+      const jobs = openJobContext(ctx, { history: await openRunHistory(config.store) });
       const { signal, dispose } = abortOnSignals();
       try {
         return await fn(jobs, signal);

@@ -1,0 +1,150 @@
+/**
+ * The run history on Redis: one capped stream of run summaries per credential (XADD … MAXLEN ~, so
+ * trimming costs nothing per run) and a hash of each region's last success, both under the
+ * credential's hash tag, so they live in its Cluster slot and one MULTI writes both.
+ *
+ *   qg:{default}:runs           the stream (entry id: the server's time when the run was recorded)
+ *   qg:{default}:runs:success   region → epoch ms of its last run that was done
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { credentialKeyPrefix } from '../guard/keys.js';
+import type { JobOutcome } from '../jobs/types.js';
+import { connectRedis, mapRedisError } from '../ledger/redis.js';
+import type { LedgerKind, OpenLedgerOptions } from '../ledger/types.js';
+import {
+  DEFAULT_HISTORY_LIMIT,
+  type HistoryQuery,
+  MAX_RUNS_PER_CREDENTIAL,
+  newestFirst,
+  type RunHistory,
+  type RunSummary,
+} from './types.js';
+
+/** Entries read per round trip while filtering. */
+const PAGE = 500;
+/** Stream ids are the Redis server's clock and `since` the host's: read this much earlier, then filter exactly. */
+const CLOCK_SLACK_MS = 60_000;
+
+export function runsKey(credential: string): string {
+  return `${credentialKeyPrefix(credential)}:runs`;
+}
+
+function toFields(r: RunSummary): string[] {
+  return [
+    'job',
+    r.job,
+    'region',
+    r.region ?? '',
+    'started',
+    String(r.startedAt),
+    'finished',
+    String(r.finishedAt),
+    'outcome',
+    r.outcome,
+    'pages',
+    String(r.pages),
+    'units',
+    String(r.units),
+    'videos',
+    String(r.videos),
+    'reason',
+    r.reason ?? '',
+    'used',
+    JSON.stringify(r.used),
+  ];
+}
+
+function fromFields(credential: string, fields: string[]): RunSummary {
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+  let used: Record<string, number> = {};
+  try {
+    used = JSON.parse(f['used'] ?? '{}') as Record<string, number>;
+  } catch {
+    // A damaged entry keeps its other fields.
+  }
+  return {
+    credential,
+    job: f['job'] ?? '',
+    region: f['region'] || null,
+    startedAt: Number(f['started']),
+    finishedAt: Number(f['finished']),
+    outcome: (f['outcome'] ?? 'failed') as JobOutcome,
+    pages: Number(f['pages'] ?? 0),
+    units: Number(f['units'] ?? 0),
+    videos: Number(f['videos'] ?? 0),
+    reason: f['reason'] || null,
+    used,
+  };
+}
+
+export async function openRedisHistory(
+  kind: Extract<LedgerKind, 'redis' | 'redis-cluster'>,
+  url: string,
+  o: OpenLedgerOptions & { maxRuns?: number },
+): Promise<RunHistory> {
+  const client: Redis | Cluster = await connectRedis(kind, url, o);
+  const prefix = o.keyPrefix ?? '';
+  const maxRuns = o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL;
+  const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (e) {
+      throw mapRedisError(e, `run history ${what}`);
+    }
+  };
+
+  async function listOne(credential: string, q: HistoryQuery, limit: number): Promise<RunSummary[]> {
+    const key = prefix + runsKey(credential);
+    const min = q.since !== undefined ? String(Math.max(0, q.since - CLOCK_SLACK_MS)) : '-';
+    const out: RunSummary[] = [];
+    let max = '+';
+    for (;;) {
+      const page = await client.xrevrange(key, max, min, 'COUNT', PAGE);
+      for (const [, fields] of page) {
+        const r = fromFields(credential, fields);
+        if (q.region !== undefined && r.region !== q.region) continue;
+        if (q.since !== undefined && r.startedAt < q.since) continue;
+        out.push(r);
+        if (out.length >= limit) return out;
+      }
+      if (page.length < PAGE) return out;
+      max = `(${page[page.length - 1]![0]}`;
+    }
+  }
+
+  return {
+    async record(r) {
+      const key = prefix + runsKey(r.credential);
+      await call('record', async () => {
+        const m = client.multi().xadd(key, 'MAXLEN', '~', String(maxRuns), '*', ...toFields(r));
+        if (r.outcome === 'done' && r.region !== null)
+          m.hset(`${key}:success`, r.region, String(r.finishedAt));
+        const replies = await m.exec();
+        const failed = replies?.find(([e]) => e);
+        if (failed) throw failed[0];
+      });
+    },
+    async list(q) {
+      const limit = q.limit ?? DEFAULT_HISTORY_LIMIT;
+      const all = await call('list', () => Promise.all(q.credentials.map((c) => listOne(c, q, limit))));
+      return newestFirst(all.flat(), limit);
+    },
+    async lastSuccess(credentials) {
+      const out: Record<string, number> = {};
+      const all = await call('lastSuccess', () =>
+        Promise.all(credentials.map((c) => client.hgetall(`${prefix + runsKey(c)}:success`))),
+      );
+      for (const h of all)
+        for (const [region, at] of Object.entries(h)) out[region] = Math.max(out[region] ?? 0, Number(at));
+      return out;
+    },
+    async close() {
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect();
+      }
+    },
+  };
+}

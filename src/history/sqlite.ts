@@ -1,0 +1,189 @@
+/**
+ * The run history in the SQLite ledger's file: a table of run summaries, capped per credential, and
+ * the last success per region. Its own connection to the file (WAL: it never holds up a spend for
+ * longer than one small insert).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { isQuotaGuardError, StoreUnavailableError } from '../errors.js';
+import type { JobOutcome } from '../jobs/types.js';
+import {
+  DEFAULT_HISTORY_LIMIT,
+  type HistoryQuery,
+  MAX_RUNS_PER_CREDENTIAL,
+  type RunHistory,
+  type RunSummary,
+} from './types.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS qg_run (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  credential  TEXT NOT NULL,
+  job         TEXT NOT NULL,
+  region      TEXT,
+  started_at  INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  outcome     TEXT NOT NULL,
+  pages       INTEGER NOT NULL,
+  units       INTEGER NOT NULL,
+  videos      INTEGER NOT NULL,
+  reason      TEXT,
+  used        TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS qg_run_credential ON qg_run (credential, id);
+CREATE TABLE IF NOT EXISTS qg_region_success (
+  credential  TEXT NOT NULL,
+  region      TEXT NOT NULL,
+  at          INTEGER NOT NULL,
+  PRIMARY KEY (credential, region)
+) STRICT, WITHOUT ROWID;
+`;
+
+interface RunRow {
+  credential: string;
+  job: string;
+  region: string | null;
+  started_at: number;
+  finished_at: number;
+  outcome: string;
+  pages: number;
+  units: number;
+  videos: number;
+  reason: string | null;
+  used: string;
+}
+
+export interface SqliteHistoryOptions {
+  path: string;
+  keyPrefix?: string;
+  busyTimeoutMs?: number;
+  maxRuns?: number;
+}
+
+function unavailable(e: unknown, what: string): unknown {
+  if (isQuotaGuardError(e)) return e;
+  const code = (e as { code?: unknown })?.code;
+  return new StoreUnavailableError(`run history: ${what} failed (${String(code ?? 'error')})`, { cause: e });
+}
+
+export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
+  const prefix = o.keyPrefix ?? '';
+  const maxRuns = o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL;
+  const memory = o.path === ':memory:';
+  let db: Database.Database | undefined;
+  let record: ((r: RunSummary) => void) | undefined;
+
+  /**
+   * The file, opened on first use. Reading a file that does not exist yet (or holds no runs yet)
+   * creates nothing; the tables are created by the first run recorded, after the ledger's own.
+   */
+  function open(create: boolean): Database.Database | undefined {
+    if (!db) {
+      if (!create && !memory && !existsSync(o.path)) return undefined;
+      if (!memory) mkdirSync(dirname(o.path), { recursive: true });
+      db = new Database(o.path, { timeout: o.busyTimeoutMs ?? 5000 });
+      if (!memory) db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    const has = db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'qg_run'`).get() !== undefined;
+    if (!has && !create) return undefined;
+    if (!has) db.exec(SCHEMA);
+    return db;
+  }
+
+  function writer(d: Database.Database): (r: RunSummary) => void {
+    const insert = d.prepare(
+      `INSERT INTO qg_run (credential, job, region, started_at, finished_at, outcome, pages, units, videos, reason, used)
+       VALUES (@credential, @job, @region, @startedAt, @finishedAt, @outcome, @pages, @units, @videos, @reason, @used)`,
+    );
+    // Everything of the credential older than its newest maxRuns goes.
+    const trim = d.prepare(
+      `DELETE FROM qg_run WHERE credential = ? AND id <= (
+         SELECT id FROM qg_run WHERE credential = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+    );
+    const success = d.prepare(
+      `INSERT INTO qg_region_success (credential, region, at) VALUES (?, ?, ?)
+       ON CONFLICT (credential, region) DO UPDATE SET at = max(at, excluded.at)`,
+    );
+    const tx = d.transaction((r: RunSummary) => {
+      const credential = prefix + r.credential;
+      insert.run({ ...r, credential, used: JSON.stringify(r.used) });
+      trim.run(credential, credential, maxRuns);
+      if (r.outcome === 'done' && r.region !== null) success.run(credential, r.region, r.finishedAt);
+    });
+    return (r) => tx.immediate(r);
+  }
+
+  return {
+    async record(r) {
+      try {
+        record ??= writer(open(true)!);
+        record(r);
+      } catch (e) {
+        throw unavailable(e, 'record');
+      }
+    },
+    async list(q: HistoryQuery) {
+      if (q.credentials.length === 0) return [];
+      const where = [`credential IN (${q.credentials.map(() => '?').join(', ')})`];
+      const args: Array<string | number> = q.credentials.map((c) => prefix + c);
+      if (q.region !== undefined) {
+        where.push('region = ?');
+        args.push(q.region);
+      }
+      if (q.since !== undefined) {
+        where.push('started_at >= ?');
+        args.push(q.since);
+      }
+      args.push(q.limit ?? DEFAULT_HISTORY_LIMIT);
+      try {
+        const d = open(false);
+        if (!d) return [];
+        const rows = d
+          .prepare(
+            `SELECT * FROM qg_run WHERE ${where.join(' AND ')} ORDER BY finished_at DESC, started_at DESC LIMIT ?`,
+          )
+          .all(...args) as RunRow[];
+        return rows.map((row) => ({
+          credential: row.credential.slice(prefix.length),
+          job: row.job,
+          region: row.region,
+          startedAt: row.started_at,
+          finishedAt: row.finished_at,
+          outcome: row.outcome as JobOutcome,
+          pages: row.pages,
+          units: row.units,
+          videos: row.videos,
+          reason: row.reason,
+          used: JSON.parse(row.used) as Record<string, number>,
+        }));
+      } catch (e) {
+        throw unavailable(e, 'list');
+      }
+    },
+    async lastSuccess(credentials) {
+      const out: Record<string, number> = {};
+      if (credentials.length === 0) return out;
+      try {
+        const d = open(false);
+        if (!d) return out;
+        const rows = d
+          .prepare(
+            `SELECT region, max(at) AS at FROM qg_region_success
+             WHERE credential IN (${credentials.map(() => '?').join(', ')}) GROUP BY region`,
+          )
+          .all(...credentials.map((c) => prefix + c)) as Array<{ region: string; at: number }>;
+        for (const r of rows) out[r.region] = r.at;
+        return out;
+      } catch (e) {
+        throw unavailable(e, 'lastSuccess');
+      }
+    },
+    async close() {
+      db?.close();
+      db = undefined;
+      record = undefined;
+    },
+  };
+}

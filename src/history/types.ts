@@ -1,0 +1,60 @@
+/**
+ * The run history's public types: one small summary per finished job run, kept in the ledger's
+ * store (so every host that spends a credential sees every host's runs), bounded in size.
+ */
+import type { JobOutcome } from '../jobs/types.js';
+
+/** Runs kept per credential; older ones are dropped as new ones arrive (about 50 days of 8 hourly regions and a backfill). */
+export const MAX_RUNS_PER_CREDENTIAL = 10_000;
+
+export interface RunSummary {
+  credential: string;
+  /** `trending:US`, `trending:US:10`, `backfill`. */
+  job: string;
+  /** The region a trending run fetched; null for the backfill. */
+  region: string | null;
+  startedAt: number;
+  finishedAt: number;
+  outcome: JobOutcome;
+  pages: number;
+  units: number;
+  videos: number;
+  /** Why the run ended early (one line), null when it did all its work. */
+  reason: string | null;
+  /** Units used in each of the credential's buckets right after the run, as the ledger counted them. */
+  used: Record<string, number>;
+}
+
+export interface HistoryQuery {
+  /** These credentials (default: every one in the store that the caller names). */
+  credentials: readonly string[];
+  /** Only runs of this region. */
+  region?: string;
+  /** Only runs started at or after this epoch ms. */
+  since?: number;
+  /** At most this many runs, newest first (default 100). */
+  limit?: number;
+}
+
+export interface RunHistory {
+  /** Append one run (and, when it was done, the region's last success). */
+  record(run: RunSummary): Promise<void>;
+  /** Runs newest first. */
+  list(query: HistoryQuery): Promise<RunSummary[]>;
+  /** Epoch ms of the last successful (done) run per region, over the given credentials. */
+  lastSuccess(credentials: readonly string[]): Promise<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+/** `trending:US` and `trending:US:10` → `US`; anything else → null. */
+export function regionOfJob(job: string): string | null {
+  const [kind, region] = job.split(':');
+  return kind === 'trending' && region ? region : null;
+}
+
+/** Newest first, then the first `limit`. */
+export function newestFirst(runs: RunSummary[], limit: number): RunSummary[] {
+  return runs.sort((a, b) => b.finishedAt - a.finishedAt || b.startedAt - a.startedAt).slice(0, limit);
+}
+
+export const DEFAULT_HISTORY_LIMIT = 100;

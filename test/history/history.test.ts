@@ -1,0 +1,140 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { type RunHistory, type RunSummary, regionFreshness, regionOfJob } from '../../src/history/index.js';
+import { openRedisHistory } from '../../src/history/redis.js';
+import { openSqliteHistory } from '../../src/history/sqlite.js';
+import { dir } from '../cli/helpers.js';
+
+let n = 0;
+const STORES: Array<{ name: string; open: (maxRuns?: number) => Promise<RunHistory> }> = [
+  {
+    name: 'sqlite',
+    open: async (maxRuns) =>
+      openSqliteHistory({ path: join(dir, `history${n++}.db`), ...(maxRuns ? { maxRuns } : {}) }),
+  },
+  {
+    name: 'redis',
+    open: (maxRuns) =>
+      openRedisHistory('redis', inject('redisUrl'), {
+        keyPrefix: `${inject('keyPrefix')}hist${n++}:`,
+        ...(maxRuns ? { maxRuns } : {}),
+      }),
+  },
+  {
+    name: 'redis-cluster',
+    open: (maxRuns) =>
+      openRedisHistory('redis-cluster', inject('redisClusterUrl'), {
+        keyPrefix: `${inject('keyPrefix')}hist${n++}:`,
+        ...(maxRuns ? { maxRuns } : {}),
+      }),
+  },
+];
+
+function run(over: Partial<RunSummary> & { startedAt: number }): RunSummary {
+  return {
+    credential: 'main',
+    job: 'trending:US',
+    region: 'US',
+    finishedAt: over.startedAt + 1_500,
+    outcome: 'done',
+    pages: 4,
+    units: 4,
+    videos: 200,
+    reason: null,
+    used: { units: 40 },
+    ...over,
+  };
+}
+
+const opened: RunHistory[] = [];
+afterEach(async () => {
+  for (const h of opened.splice(0)) await h.close();
+});
+
+describe.each(STORES)('run history on $name', ({ open }) => {
+  it('lists runs newest first, filtered by region, start time and credential, with every field kept', async () => {
+    const h = await open();
+    opened.push(h);
+    const t = Date.now() - 10_000;
+    await h.record(run({ startedAt: t }));
+    await h.record(
+      run({
+        startedAt: t + 1_000,
+        job: 'backfill',
+        region: null,
+        outcome: 'stopped',
+        reason: 'stopped: budget',
+        used: { units: 90, search: 3 },
+      }),
+    );
+    await h.record(run({ startedAt: t + 2_000, job: 'trending:GB', region: 'GB', outcome: 'failed' }));
+    await h.record(run({ startedAt: t + 3_000, credential: 'other' }));
+
+    const all = await h.list({ credentials: ['main'] });
+    expect(all.map((r) => r.job)).toEqual(['trending:GB', 'backfill', 'trending:US']);
+    expect(all[1]).toEqual(
+      run({
+        startedAt: t + 1_000,
+        job: 'backfill',
+        region: null,
+        outcome: 'stopped',
+        reason: 'stopped: budget',
+        used: { units: 90, search: 3 },
+      }),
+    );
+    expect((await h.list({ credentials: ['main'], region: 'US' })).map((r) => r.startedAt)).toEqual([t]);
+    expect((await h.list({ credentials: ['main'], since: t + 500 })).length).toBe(2);
+    expect((await h.list({ credentials: ['main', 'other'], limit: 2 })).map((r) => r.credential)).toEqual([
+      'other',
+      'main',
+    ]);
+    // Only runs that were done count as a region's success; the latest wins across credentials.
+    expect(await h.lastSuccess(['main'])).toEqual({ US: t + 1_500 });
+    expect(await h.lastSuccess(['main', 'other'])).toEqual({ US: t + 4_500 });
+  });
+
+  it('keeps a bounded number of runs per credential', async () => {
+    const h = await open(100);
+    opened.push(h);
+    const t = Date.now() - 1_000_000;
+    for (let i = 0; i < 400; i++) await h.record(run({ startedAt: t + i * 1_000 }));
+    const kept = await h.list({ credentials: ['main'], limit: 10_000 });
+    // SQLite trims exactly; Redis trims whole stream nodes (MAXLEN ~), so a little more may stay.
+    expect(kept.length).toBeGreaterThanOrEqual(100);
+    expect(kept.length).toBeLessThan(400);
+    expect(kept[0]!.startedAt).toBe(t + 399_000);
+  });
+});
+
+describe('region freshness', () => {
+  it('flags a region stale past two periods of the trending schedule and one never fetched', async () => {
+    const config = parseConfig({
+      store: 'sqlite::memory:',
+      regions: ['US', 'GB', 'DE'],
+      schedules: { trending: { cron: '0 * * * *', timeZone: 'UTC' } },
+    });
+    const h = openSqliteHistory({ path: ':memory:' });
+    opened.push(h);
+    const now = Date.UTC(2026, 0, 15, 12, 30);
+    await h.record(run({ credential: 'default', startedAt: now - 30 * 60_000 }));
+    await h.record(
+      run({ credential: 'default', job: 'trending:GB', region: 'GB', startedAt: now - 3 * 3_600_000 }),
+    );
+    const f = await regionFreshness(config, h, now);
+    expect(f.periodMs).toBe(3_600_000);
+    expect(f.regions.map((r) => [r.region, r.stale])).toEqual([
+      ['US', false],
+      ['GB', true],
+      ['DE', true],
+    ]);
+    expect(f.regions[0]!.ageMs).toBe(30 * 60_000 - 1_500);
+    expect(f.regions[2]!.lastSuccessAt).toBeNull();
+  });
+
+  it('reads the region from the job name', () => {
+    expect(regionOfJob('trending:US')).toBe('US');
+    expect(regionOfJob('trending:US:10')).toBe('US');
+    expect(regionOfJob('backfill')).toBeNull();
+  });
+});
