@@ -15,7 +15,14 @@
  * A window is measured the way the ledger measures it: the most spent in any sliding window of the
  * bucket's (or budget's) length, or in any one calendar day of the upstream for `upstream-day`.
  */
-import type { BucketConfig, Config, CredentialConfig, ExpectedSpendConfig, Tier } from '../config/types.js';
+import type {
+  BucketConfig,
+  BudgetConfig,
+  Config,
+  CredentialConfig,
+  ExpectedSpendConfig,
+  Tier,
+} from '../config/types.js';
 import { budgetCovers } from '../guard/keys.js';
 import { backfillMethod } from '../jobs/backfill.js';
 import { cronRuns, maxInDay, maxInWindow, mergeSpends, type Spend } from './runs.js';
@@ -63,6 +70,21 @@ export interface PlanCheck {
   fixes: string[];
 }
 
+/**
+ * A change to the trending schedule that makes a bucket fit, checked by planning the changed config
+ * again: fewer runs (a cron expression), fewer pages, or some regions moved to another credential.
+ */
+export interface PlanChange {
+  /** The advice as one line. */
+  text: string;
+  /** `schedules.trending.cron` to set. */
+  cron?: string;
+  /** `schedules.trending.maxPages` to set. */
+  maxPages?: number;
+  /** Regions to take out of `regions` (to another credential). */
+  moveRegions?: string[];
+}
+
 export interface BucketPlan {
   credential: string;
   bucket: string;
@@ -78,6 +100,8 @@ export interface BucketPlan {
   checks: PlanCheck[];
   /** Advice that does not make the plan fail. */
   notes: string[];
+  /** Changes to the trending schedule after which every check of this bucket that trending takes part in fits. */
+  changes: PlanChange[];
   fits: boolean;
 }
 
@@ -88,11 +112,15 @@ export interface PlanReport {
   buckets: BucketPlan[];
   /** Every check that does not fit, as one line each. */
   problems: string[];
+  /** Configuration that does nothing (a budget covering nothing its tiers spend), as one line each. */
+  warnings: string[];
 }
 
 export interface PlanOptions {
   /** Where the week looked at starts (default now). */
   now?: number;
+  /** Work out and check the changes that would make a bucket fit (default true). */
+  advise?: boolean;
 }
 
 /** The credential the trending and backfill jobs spend: the first one configured. */
@@ -106,12 +134,8 @@ interface Source {
   spends?: Spend[];
   /** Burst sources: units per upstream day. */
   perDay?: number;
-  /** Trending: one run's units and the base runs (without stagger) for run counts. */
-  runUnits?: number;
+  /** Trending: the base runs (without stagger), for run counts. */
   baseRuns?: Spend[];
-  perPageUnits?: number;
-  regions?: number;
-  perRegion?: number[];
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -120,14 +144,17 @@ export function planBudget(config: Config, options: PlanOptions = {}): PlanRepor
   const now = options.now ?? Date.now();
   const cred = jobsCredential(config);
   const buckets: BucketPlan[] = [];
+  const spent = new Map<string, Array<{ bucket: string; source: Source }>>();
   for (const c of config.credentials) {
     const sources = sourcesOf(config, c, cred.id === c.id, now);
+    spent.set(c.id, sources);
     for (const bucket of Object.values(c.buckets)) {
       const mine = sources.filter((s) => s.bucket === bucket.id).map((s) => s.source);
       if (!mine.length) continue;
       buckets.push(planBucket(config, c, bucket, mine, now));
     }
   }
+  if (options.advise !== false) for (const b of buckets) adviseChanges(config, b, now);
   const problems = buckets.flatMap((b) =>
     b.checks
       .filter((k) => !k.fits)
@@ -136,7 +163,137 @@ export function planBudget(config: Config, options: PlanOptions = {}): PlanRepor
           `${b.credential}/${b.bucket}: ${k.name} ${fmt(k.limit)} per ${windowLabel(k)} is exceeded by ${fmt(k.over)} (schedules spend up to ${fmt(k.demand)})`,
       ),
   );
-  return { fits: problems.length === 0, jobsCredential: cred.id, buckets, problems };
+  return {
+    fits: problems.length === 0,
+    jobsCredential: cred.id,
+    buckets,
+    problems,
+    warnings: idleBudgets(config, spent),
+  };
+}
+
+/**
+ * Budgets that limit nothing: no tier they cover spends their bucket or methods (e.g. a budget on
+ * `units` for the backfill tier while the backfill spends `videos.batchGetStats`). A budget covering
+ * the manual tier always may limit something: people spend any method.
+ */
+function idleBudgets(
+  config: Config,
+  spent: Map<string, Array<{ bucket: string; source: Source }>>,
+): string[] {
+  const used = new Set<string>();
+  const budgets = new Map<string, { budget: BudgetConfig; credential: CredentialConfig }>();
+  for (const c of config.credentials) {
+    const sources = spent.get(c.id) ?? [];
+    for (const b of c.budgets) {
+      if (!budgets.has(b.id)) budgets.set(b.id, { budget: b, credential: c });
+      const covers =
+        b.tiers.includes('manual') ||
+        sources.some((s) => budgetCovers(b, s.bucket, s.source.line.method, s.source.line.tier));
+      if (covers) used.add(b.id);
+    }
+  }
+  const out: string[] = [];
+  for (const [id, { budget: b, credential: c }] of budgets) {
+    if (used.has(id)) continue;
+    const what = b.methods ? `${b.methods.join(', ')} on bucket ${b.bucket}` : `bucket ${b.bucket}`;
+    const sources = spent.get(jobsCredential(config).id) ?? [];
+    const spends = b.tiers.map((tier) => {
+      const at = sources.filter((s) => s.source.line.tier === tier);
+      if (!at.length) return `nothing is spent at the ${tier} tier`;
+      return `the ${tier} tier spends ${at.map((s) => `${s.source.line.method} (bucket ${s.bucket})`).join(', ')}`;
+    });
+    out.push(
+      `budget ${id} covers ${what} for ${b.tiers.join(', ')} under profile ${c.profile}, but ${spends.join('; ')}: it limits nothing`,
+    );
+  }
+  return out;
+}
+
+/** The config with the trending schedule changed (for checking advice by planning it again). */
+function withTrending(
+  config: Config,
+  change: { cron?: string; maxPages?: number; regions?: readonly string[] },
+): Config {
+  return {
+    ...config,
+    regions: change.regions ?? config.regions,
+    schedules: {
+      ...config.schedules,
+      trending: {
+        ...config.schedules.trending,
+        ...(change.cron !== undefined ? { cron: change.cron } : {}),
+        ...(change.maxPages !== undefined ? { maxPages: change.maxPages } : {}),
+      },
+    },
+  };
+}
+
+/** Cron expressions from every 2 minutes to once a day, most runs first. */
+const CANDIDATE_CRONS = [
+  ...[2, 3, 4, 5, 6, 10, 12, 15, 20, 30].map((n) => `*/${n} * * * *`),
+  ...[1, 2, 3, 4, 6, 8, 12].map((n) => (n === 1 ? '0 * * * *' : `0 */${n} * * *`)),
+  '0 0 * * *',
+];
+
+/**
+ * Where a bucket does not fit and trending takes part, the changes to the trending schedule that
+ * make it fit: each one is applied to the config and planned again, and kept only when every check
+ * of the bucket then fits except those that fail without any trending at all.
+ */
+function adviseChanges(config: Config, b: BucketPlan, now: number): void {
+  if (b.fits || !b.lines.some((l) => l.source === 'trending' && l.units > 0)) return;
+  const failing = (cfg: Config): Set<string> => {
+    const r = planBudget(cfg, { now, advise: false });
+    const x = r.buckets.find((y) => y.credential === b.credential && y.bucket === b.bucket);
+    return new Set(x ? x.checks.filter((k) => !k.fits).map((k) => k.name) : []);
+  };
+  const irreducible = failing(withTrending(config, { regions: [] }));
+  const fits = (cfg: Config) => [...failing(cfg)].every((n) => irreducible.has(n));
+  const t = config.schedules.trending;
+  const day = (cron: string) => cronRuns(cron, t.timeZone, now, now + DAY_MS).length;
+  const changes: PlanChange[] = [];
+
+  const runsNow = day(t.cron);
+  const crons = CANDIDATE_CRONS.map((cron) => ({ cron, runs: day(cron) }))
+    .filter((x) => x.runs < runsNow)
+    .sort((x, y) => y.runs - x.runs);
+  const cron = crons.find((x) => fits(withTrending(config, { cron: x.cron })));
+  if (cron)
+    changes.push({
+      text: `run trending ${plural(cron.runs, 'time')} a day (now ${runsNow}): set schedules.trending.cron: "${cron.cron}"`,
+      cron: cron.cron,
+    });
+
+  for (let pages = t.maxPages - 1; pages >= 1; pages--) {
+    if (!fits(withTrending(config, { maxPages: pages }))) continue;
+    changes.push({
+      text: `fetch at most ${plural(pages, 'page')} per chart (now ${t.maxPages}): set schedules.trending.maxPages: ${pages}`,
+      maxPages: pages,
+    });
+    break;
+  }
+
+  // The regions costing most first (more charts), the last listed first among equals.
+  const charts = (r: string) => Math.max(1, config.categories[r]?.length ?? 0);
+  const order = config.regions
+    .map((r, i) => ({ r, i }))
+    .sort((x, y) => charts(y.r) - charts(x.r) || y.i - x.i)
+    .map((x) => x.r);
+  for (let n = 1; n < order.length; n++) {
+    const move = order.slice(0, n);
+    if (!fits(withTrending(config, { regions: config.regions.filter((r) => !move.includes(r)) }))) continue;
+    const others = config.credentials.filter((x) => x.id !== b.credential && x.buckets[b.bucket]);
+    changes.push({
+      text: `move ${plural(n, 'region')} (${move.join(', ')}) to ${others.length ? `credential ${others.map((x) => x.id).join(' or ')}` : 'another credential (a second project with its own quota)'}`,
+      moveRegions: move,
+    });
+    break;
+  }
+
+  b.changes = changes;
+  for (const k of b.checks)
+    if (!k.fits && !irreducible.has(k.name)) k.fixes = [...changes.map((c) => c.text), ...k.fixes];
 }
 
 function sourcesOf(
@@ -173,11 +330,7 @@ function sourcesOf(
               : `${plural(charts, 'chart')} in ${plural(config.regions.length, 'region')} × ${plural(t.maxPages, 'page')} × {runs} × ${plural(list.cost, 'unit')}`,
         },
         spends,
-        runUnits: perRegion.reduce((a, b) => a + b, 0),
         baseRuns: base.map((at) => ({ at, units: 1 })),
-        perPageUnits: charts * list.cost,
-        regions: config.regions.length,
-        perRegion,
       },
     });
     const method = backfillMethod(c);
@@ -223,7 +376,9 @@ interface Window {
 
 /** Units a source spends at most in one window. */
 function demandOf(s: Source, w: Window, timeZone: string, now: number): number {
-  if (s.perDay !== undefined) return s.perDay * Math.max(1, Math.ceil(w.ms / DAY_MS));
+  // An upstream-day window holds one upstream day (its 25 h length is only the longest such day).
+  if (s.perDay !== undefined)
+    return w.kind === 'upstream-day' ? s.perDay : s.perDay * Math.max(1, Math.ceil(w.ms / DAY_MS));
   if (!s.spends) return 0;
   const to = now + (HORIZON_DAYS + 2) * DAY_MS;
   if (w.kind === 'upstream-day') return maxInDay(s.spends, timeZone, now, to);
@@ -257,7 +412,6 @@ function planBucket(
 
   const checks: PlanCheck[] = [];
   const notes: string[] = [];
-  const trending = sources.find((s) => s.line.source === 'trending');
   const check = (
     kind: CheckKind,
     name: string,
@@ -281,23 +435,19 @@ function planBucket(
   };
 
   if (scheduled > 0) {
-    check('ceiling', 'scheduled ceiling', bucket.ceilings.scheduled, bw, scheduled, (over) =>
-      reduceScheduled(config, c, bucket, trending, bw, over, now, [
-        `raise credentials[${config.credentials.indexOf(c)}].buckets.${bucket.id}.quota to at least ${fmt(bucket.quota + over)} (a quota increase from the upstream)`,
-      ]),
-    );
+    check('ceiling', 'scheduled ceiling', bucket.ceilings.scheduled, bw, scheduled, (over) => [
+      `raise credentials[${config.credentials.indexOf(c)}].buckets.${bucket.id}.quota to at least ${fmt(bucket.quota + over)} (a quota increase from the upstream)`,
+    ]);
   }
   if (hasBackfill && scheduled > 0) {
     // A backfill with a large backlog fills the bucket to its own ceiling; the scheduled jobs then
     // have the headroom above it.
     const room = bucket.ceilings.scheduled - bucket.ceilings.backfill;
-    check('headroom', 'backfill headroom', room, bw, scheduled, (over) =>
-      reduceScheduled(config, c, bucket, trending, bw, over, now, [
-        bucket.reserve + scheduled < bucket.quota
-          ? `raise backfillHeadroom of ${bucket.id} to at least ${fmt(scheduled)} (now ${fmt(room)}), so the backfill leaves the scheduled jobs their units`
-          : `the scheduled jobs need more than the quota less the reserve: no headroom can protect them from the backfill`,
-      ]),
-    );
+    check('headroom', 'backfill headroom', room, bw, scheduled, () => [
+      bucket.reserve + scheduled < bucket.quota
+        ? `raise backfillHeadroom of ${bucket.id} to at least ${fmt(scheduled)} (now ${fmt(room)}), so the backfill leaves the scheduled jobs their units`
+        : `the scheduled jobs need more than the quota less the reserve: no headroom can protect them from the backfill`,
+    ]);
   }
   if (manual > 0) {
     const taken = hasBackfill ? bucket.ceilings.backfill + scheduled : scheduled;
@@ -312,12 +462,10 @@ function planBucket(
   if (bucket.pace) {
     const pw: Window = { kind: 'sliding', ms: bucket.pace.windowMs };
     const d = demand((s) => s.line.source !== 'backfill', pw);
-    check('pace', 'pace', bucket.pace.limit, pw, d, (over) =>
-      reduceScheduled(config, c, bucket, trending, pw, over, now, [
-        `raise the pace limit of ${bucket.id} to at least ${fmt(d)}`,
-        'spread the regions further apart (schedules.trending.stagger)',
-      ]),
-    );
+    check('pace', 'pace', bucket.pace.limit, pw, d, () => [
+      `raise the pace limit of ${bucket.id} to at least ${fmt(d)}`,
+      'spread the regions further apart (schedules.trending.stagger)',
+    ]);
     if (hasBackfill)
       notes.push(
         `the backfill spends the ${bucket.id} pace too: it takes what the scheduled jobs leave of it`,
@@ -339,8 +487,6 @@ function planBucket(
           `make at most ${fmt(calls)} ${s.line.method} calls a day for ${s.line.id} (now ${fmt(s.perDay! / s.line.cost)})`,
         );
       }
-      if (covered.some((s) => s.line.source === 'trending'))
-        fixes.push(...reduceScheduled(config, c, bucket, trending, w, over, now, []));
       fixes.push(`raise budget ${b.id}'s limit to at least ${fmt(d)}`);
       return fixes;
     });
@@ -388,54 +534,9 @@ function planBucket(
     scheduledUnits: scheduled,
     checks,
     notes,
+    changes: [],
     fits: checks.every((k) => k.fits),
   };
-}
-
-/**
- * What to change so the trending schedule spends `over` fewer units per window: fewer runs, fewer
- * pages, or some regions on another credential. `avail` is what trending may spend (its demand − over).
- */
-function reduceScheduled(
-  config: Config,
-  c: CredentialConfig,
-  bucket: BucketConfig,
-  trending: Source | undefined,
-  w: Window,
-  over: number,
-  now: number,
-  extra: string[],
-): string[] {
-  const fixes: string[] = [];
-  if (trending?.runUnits !== undefined && trending.baseRuns && trending.perRegion) {
-    const t = config.schedules.trending;
-    const runs = runsIn(trending, w, c.timeZone, now) ?? 0;
-    const units = demandOf(trending, w, c.timeZone, now);
-    const avail = units - over;
-    const per = windowLabel({ window: w.kind, windowMs: w.ms });
-    const fitRuns = Math.floor(avail / trending.runUnits);
-    if (fitRuns >= 1 && fitRuns < runs) {
-      const every = Math.ceil(w.ms / 60_000 / fitRuns);
-      fixes.push(
-        `run trending at most ${plural(fitRuns, 'time')} per ${per} (now ${runs}), e.g. once every ${plural(every, 'minute')} or less often: change schedules.trending.cron`,
-      );
-    }
-    const perPage = (trending.perPageUnits ?? 0) * runs;
-    const fitPages = perPage > 0 ? Math.floor(avail / perPage) : 0;
-    if (fitPages >= 1 && fitPages < t.maxPages)
-      fixes.push(
-        `fetch at most ${plural(fitPages, 'page')} per chart (now ${t.maxPages}): set schedules.trending.maxPages: ${fitPages}`,
-      );
-    const perRegionWindow = units / (trending.regions || 1);
-    if (perRegionWindow > 0) {
-      const move = Math.min(trending.regions ?? 0, Math.ceil(over / perRegionWindow));
-      const others = config.credentials.filter((x) => x.id !== c.id && x.buckets[bucket.id]);
-      fixes.push(
-        `move ${plural(move, 'region')} to ${others.length ? `credential ${others.map((x) => x.id).join(' or ')}` : 'another credential (a second project with its own quota)'}`,
-      );
-    }
-  }
-  return [...fixes, ...extra];
 }
 
 function fmt(n: number): string {

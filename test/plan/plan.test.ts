@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
-import { type PlanReport, planBudget } from '../../src/plan/plan.js';
+import { DEFAULT_REGIONS } from '../../src/config/schema.js';
+import { type PlanChange, type PlanReport, planBudget } from '../../src/plan/plan.js';
 import { cronRuns, maxInDay, maxInWindow } from '../../src/plan/runs.js';
 import { cli } from '../cli/helpers.js';
 
@@ -106,9 +109,10 @@ describe('plan on three configs', () => {
       over: 4_324,
     });
     const fixes = ceiling!.fixes.join('\n');
-    expect(fixes).toContain('at most 197 times per 24h (now 288)'); // 197 × 48 = 9,456 ≤ 9,500
+    expect(fixes).toContain('run trending 144 times a day (now 288)'); // 12 × 4 × 144 = 6,912
     expect(fixes).toContain('maxPages: 2'); // 12 × 2 × 288 = 6,912
-    expect(fixes).toContain('move 4 regions to another credential');
+    // US (3 charts) and KR: 8 charts × 4 × 288 = 9,216 ≤ 9,500.
+    expect(fixes).toContain('move 2 regions (US, KR) to another credential');
     expect(fixes).toContain('quota to at least 14,324');
     expect(report.problems).toEqual([
       'default/units: scheduled ceiling 9,500 per 24h is exceeded by 4,324 (schedules spend up to 13,824)',
@@ -138,7 +142,122 @@ describe('plan on three configs', () => {
   });
 });
 
+/** The raw config with a plan's change to the trending schedule applied. */
+function applyChange(raw: Record<string, unknown>, change: PlanChange): Record<string, unknown> {
+  const schedules = (raw['schedules'] ?? {}) as Record<string, Record<string, unknown>>;
+  const trending = { ...schedules['trending'] };
+  if (change.cron !== undefined) trending['cron'] = change.cron;
+  if (change.maxPages !== undefined) trending['maxPages'] = change.maxPages;
+  const regions = ((raw['regions'] as string[] | undefined) ?? [...DEFAULT_REGIONS]).filter(
+    (r) => !change.moveRegions?.includes(r),
+  );
+  const categories = Object.fromEntries(
+    Object.entries((raw['categories'] ?? {}) as Record<string, unknown>).filter(([r]) => regions.includes(r)),
+  );
+  return { ...raw, regions, categories, schedules: { ...schedules, trending } };
+}
+
+describe('plan advice, applied, makes the schedule fit', () => {
+  const NOW = at('2026-01-12T00:00:00Z');
+  // Each case: the raw config and the kinds of change offered (a pace the bursts of one run
+  // overspend cannot be fixed by running less often).
+  const cases: Array<[string, Record<string, unknown>, Array<keyof PlanChange>]> = [
+    [
+      'the overspending fixture',
+      parse(readFileSync(`${FIXTURES}/overspends.yaml`, 'utf8')) as Record<string, unknown>,
+      ['cron', 'maxPages', 'moveRegions'],
+    ],
+    [
+      'a classic bucket whose backfill headroom is too small for trending',
+      {
+        credentials: [{ id: 'c', profile: 'youtube-classic', backfillHeadroom: 500 }],
+        schedules: { trending: { cron: '*/30 * * * *' } },
+      },
+      ['cron', 'maxPages', 'moveRegions'],
+    ],
+    [
+      'a pace the regional bursts overspend',
+      {
+        credentials: [{ id: 'c', buckets: { units: { pace: { limit: 20, window: '10m' } } } }],
+        regions: ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA', 'JP', 'KR'],
+        categories: { US: ['10', '20', '24'] },
+        schedules: { trending: { cron: '*/5 * * * *', stagger: '0s' } },
+      },
+      ['moveRegions'],
+    ],
+  ];
+  it.each(cases)('%s', (_, raw, kinds) => {
+    const report = planBudget(parseConfig(raw, { env: {} }), { now: NOW });
+    expect(report.fits).toBe(false);
+    const changes = report.buckets.flatMap((b) => b.changes);
+    // Fewer runs, fewer pages, fewer regions: each offered at most once, and each fits when applied.
+    expect(changes.map((c) => (Object.keys(c) as Array<keyof PlanChange>).find((k) => k !== 'text'))).toEqual(
+      kinds,
+    );
+    for (const change of changes) {
+      const again = planBudget(parseConfig(applyChange(raw, change), { env: {} }), { now: NOW });
+      expect({ change: change.text, problems: again.problems }).toEqual({
+        change: change.text,
+        problems: [],
+      });
+      // Every failing check lists it.
+      for (const b of report.buckets)
+        for (const k of b.checks.filter((x) => !x.fits)) expect(k.fixes).toContain(change.text);
+    }
+  });
+});
+
 describe('plan details', () => {
+  it('counts expected calls once per upstream day, whatever the window', () => {
+    const raw = (window: string) => ({
+      credentials: [{ id: 'c', window }],
+      expected: [{ method: 'channels.update', callsPerDay: 100 }],
+    });
+    for (const window of ['upstream-day', '24h']) {
+      const units = bucket(planBudget(parseConfig(raw(window), { env: {} })), 'c', 'units');
+      // 100 calls a day × 50 units.
+      expect(units.lines.find((l) => l.source === 'expected')).toMatchObject({ units: 5_000 });
+      expect(units.checks.find((k) => k.kind === 'manual')).toMatchObject({ demand: 5_000, fits: true });
+    }
+    // A 48 h sliding window holds two days of them.
+    const two = bucket(planBudget(parseConfig(raw('48h'), { env: {} })), 'c', 'units');
+    expect(two.lines.find((l) => l.source === 'expected')).toMatchObject({ units: 10_000 });
+  });
+
+  it('warns about a budget that covers nothing its tiers spend, naming it', async () => {
+    const raw = {
+      budgets: [
+        // Under youtube-2026 the backfill spends videos.batchGetStats, not units.
+        { id: 'backfill-hourly', bucket: 'units', tiers: ['backfill'], limit: 3, window: '1h' },
+        { id: 'stats-hourly', bucket: 'videos.batchGetStats', tiers: ['backfill'], limit: 3, window: '1h' },
+        { id: 'manual-search', methods: ['search.list'], tiers: ['manual'], limit: 40, window: '24h' },
+      ],
+    };
+    const report = planBudget(parseConfig(raw, { env: {} }));
+    expect(report.warnings).toHaveLength(1);
+    expect(report.warnings[0]).toMatch(/^budget backfill-hourly covers bucket units for backfill/);
+    expect(report.warnings[0]).toContain('the backfill tier spends videos.batchGetStats');
+    // The same budget does limit the backfill under youtube-classic, where it spends units.
+    const classic = planBudget(
+      parseConfig(
+        { credentials: [{ id: 'c', profile: 'youtube-classic' }], budgets: [raw.budgets[0]] },
+        { env: {} },
+      ),
+    );
+    expect(classic.warnings).toEqual([]);
+    expect(bucket(classic, 'c', 'units').lines.find((l) => l.source === 'backfill')?.detail).toContain(
+      'capped by budget backfill-hourly',
+    );
+  });
+
+  it('the budgets documented in config/default.yaml limit something under the default profile', () => {
+    const text = readFileSync('config/default.yaml', 'utf8');
+    const examples = [...text.matchAll(/^#\s+- (\{ id: .*\})$/gm)].map((m) => parse(m[1]!) as object);
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    const report = planBudget(parseConfig({ budgets: examples }, { env: {} }));
+    expect(report.warnings).toEqual([]);
+  });
+
   it('counts the runs of the longest upstream day for an upstream-day window', () => {
     const config = parseConfig(
       {

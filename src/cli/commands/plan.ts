@@ -68,6 +68,7 @@ export function renderPlan(report: PlanReport, source?: string): string {
   ];
   for (const b of report.buckets) out.push(...renderBucket(b));
   out.push('');
+  for (const w of report.warnings) out.push(`warning: ${w}`);
   if (report.fits) out.push('FITS: every schedule stays under every ceiling and budget.');
   else {
     out.push(`DOES NOT FIT (${report.problems.length}):`);
