@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig, parseConfig } from '../../src/config/index.js';
 import { DEFAULT_REGIONS } from '../../src/config/defaults.js';
+import { loadConfig, parseConfig } from '../../src/config/index.js';
 import { type PlanChange, type PlanReport, planBudget } from '../../src/plan/plan.js';
 import { cronRuns, maxInDay, maxInWindow } from '../../src/plan/runs.js';
 import { cli } from '../cli/helpers.js';
