@@ -244,6 +244,8 @@ interface Setup {
   hourSeconds: number;
   backfillBucket: string;
   backlogVideos: number;
+  /** Upstream calls a second the backfill must make to keep its hourly pace. */
+  callsPerSecond: number;
 }
 
 function drillConfig(
@@ -320,7 +322,73 @@ function drillConfig(
     hourSeconds,
     backfillBucket: spec.bucket,
     backlogVideos,
+    callsPerSecond: perHour / spec.cost / hourSeconds,
   };
+}
+
+/**
+ * The most upstream calls a second a drill's backfill can be asked for. The simulator, the ledger,
+ * the cache and the jobs share one machine: the 120 s day at 10,000 units (99 calls a second under
+ * youtube-2026) passes on 2 cores; a 24 s day at 10,000 (495 a second) reaches about 85 %.
+ */
+export const MAX_DRILL_CALLS_PER_SECOND = 100;
+
+export interface DrillPace {
+  /** Upstream calls a second the backfill must make to keep its hourly pace. */
+  callsPerSecond: number;
+  /** Whether that is within MAX_DRILL_CALLS_PER_SECOND. */
+  feasible: boolean;
+  /** The largest quota (a multiple of 100) that is, for this day length (null: none is). */
+  maxQuota: number | null;
+  /** The shortest day (whole seconds) that is, for this quota (null: none up to a day). */
+  minDaySeconds: number | null;
+}
+
+/** How fast a drill with these settings must call the upstream, and what would make it feasible. */
+export function drillPace(options: Pick<DrillOptions, 'daySeconds' | 'profile' | 'quota'> = {}): DrillPace {
+  const daySeconds = options.daySeconds ?? 120;
+  const profile = options.profile ?? 'youtube-classic';
+  const quota = options.quota ?? 10_000;
+  const rate = (day: number, q: number) =>
+    drillConfig({
+      daySeconds: day,
+      profile,
+      quota: q,
+      maxPages: scaledMaxPages(q),
+      store: 'sqlite::memory:',
+      regions: ['US'],
+      cachePath: ':memory:',
+      baseUrl: 'http://127.0.0.1:1/youtube/v3',
+      key: 'probe',
+    }).callsPerSecond;
+  const ok = (day: number, q: number) => rate(day, q) <= MAX_DRILL_CALLS_PER_SECOND;
+  const callsPerSecond = rate(daySeconds, quota);
+  // The rate grows about in proportion to the quota and falls with the day's length: start the
+  // searches near the answer, then step.
+  const guess = Math.ceil((quota * MAX_DRILL_CALLS_PER_SECOND) / callsPerSecond / 100) * 100 + 100;
+  let maxQuota: number | null = null;
+  for (let q = Math.min(Math.floor(quota / 100) * 100, guess); q >= 100; q -= 100)
+    if (ok(daySeconds, q)) {
+      maxQuota = q;
+      break;
+    }
+  let minDaySeconds: number | null = null;
+  for (let day = daySeconds; day <= DAY_SECONDS; day += Math.max(1, Math.floor(day / 100)))
+    if (ok(day, quota)) {
+      minDaySeconds = day;
+      break;
+    }
+  return {
+    callsPerSecond: Math.round(callsPerSecond * 10) / 10,
+    feasible: callsPerSecond <= MAX_DRILL_CALLS_PER_SECOND,
+    maxQuota,
+    minDaySeconds,
+  };
+}
+
+/** Pages per chart for a quota: the whole chart (4) at 10,000 units, in proportion below, at least 1. */
+function scaledMaxPages(quota: number): number {
+  return Math.min(4, Math.max(1, Math.round((4 * quota) / 10_000)));
 }
 
 const fmt = (n: number) => new Intl.NumberFormat('en-US').format(n);
@@ -335,12 +403,25 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   // The trending and manual load keep their share of the quota when it is scaled down.
   const share = quota / 10_000;
   const burstCalls = options.burstCalls ?? Math.max(1, Math.round(5 * share));
-  const maxPages = options.maxPages ?? Math.min(4, Math.max(1, Math.round(4 * share)));
+  const maxPages = options.maxPages ?? scaledMaxPages(quota);
   const regions = options.regions ?? ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
   const progress = options.onProgress ?? (() => undefined);
   scaledHourSeconds(daySeconds);
   if (!Number.isInteger(quota) || quota < 100)
     throw new InvalidArgumentError('quota', 'must be an integer >= 100');
+  // Settings that ask for more calls than the machine can make fail the utilisation check after the
+  // whole day: say so before it starts, with what to change.
+  const pace = drillPace({ daySeconds, profile: profileId, quota });
+  if (!pace.feasible) {
+    const fixes = [
+      ...(pace.maxQuota !== null ? [`--quota ${pace.maxQuota} or less`] : []),
+      ...(pace.minDaySeconds !== null ? [`--day-seconds ${pace.minDaySeconds} or more`] : []),
+    ];
+    throw new InvalidArgumentError(
+      'quota',
+      `a ${daySeconds} s day at ${fmt(quota)} units (${profileId}) asks the backfill for ${fmt(pace.callsPerSecond)} upstream calls a second, more than the ${MAX_DRILL_CALLS_PER_SECOND} a drill keeps up with: use ${fixes.join(', or ')}`,
+    );
+  }
 
   const dir = mkdtempSync(join(tmpdir(), 'qg-drill-'));
   const key = `drill-${Math.random().toString(36).slice(2)}`;

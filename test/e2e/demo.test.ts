@@ -5,6 +5,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { demoExitCode } from '../../src/cli/commands/demo.js';
+import type { JobResult } from '../../src/jobs/types.js';
 import { cli } from '../cli/helpers.js';
 import { tmpPath } from '../jobs/helpers.js';
 
@@ -58,5 +60,33 @@ describe('demo', () => {
     expect(out.stdout).toContain('credential legacy (youtube-classic');
     expect(existsSync(join(dir, 'quota.db'))).toBe(true);
     expect(existsSync(join(dir, 'cache.db'))).toBe(true);
+  });
+
+  it('run twice in one --dir, compares only what each run recorded with what it was charged', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = tmpPath('demo-twice');
+    const first = await cli('demo', '--dir', dir);
+    expect(first.code).toBe(0);
+    const held = Number(
+      first.stdout.match(/the ledger recorded (\d+) units and the simulator charged \1: they agree\./)?.[1],
+    );
+    expect(held).toBeGreaterThan(0);
+    expect(first.stdout).not.toContain('earlier runs');
+    const second = await cli('demo', '--dir', dir);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(
+      /this run: the ledger recorded (\d+) units and the simulator charged \1: they agree\./,
+    );
+    expect(second.stdout).toContain(`already held ${held} units from earlier runs`);
+  });
+
+  it('exits 70 when the ledger recorded other units than the upstream charged, whatever the jobs did', () => {
+    const done = { exitCode: 0 } as JobResult;
+    const stopped = { exitCode: 75 } as JobResult;
+    expect(demoExitCode([done, done], 42, 42)).toBe(0);
+    expect(demoExitCode([done, stopped], 42, 42)).toBe(75);
+    expect(demoExitCode([done, done], 74, 42)).toBe(70);
+    expect(demoExitCode([done, stopped], 41, 42)).toBe(70);
   });
 });

@@ -112,6 +112,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     const jobs = openJobContext({ config, guard, logger });
     try {
       const credential = config.credential(first.id);
+      // A kept directory may hold earlier runs' spend: compare only what this run adds to the ledger
+      // with what this run's simulator (a fresh upstream project) charged.
+      const before = usedBy(await quotaStatus(config, ledger), credential);
       say(
         `quota-guard demo: the YouTube Data API simulator on ${sim.origin} (a throwaway key, ${credential.profile} quotas)`,
       );
@@ -145,9 +148,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       say('3. status (what `quota-guard status` prints):');
       const status = await quotaStatus(config, ledger);
       out.write(indent(renderStatus(status, false)));
-      const bucket = (id: string) =>
-        status.credentials.find((c) => c.id === credential.id)?.buckets.find((b) => b.id === id)?.used ?? 0;
-      const ledgerUsed = Object.keys(credential.buckets).reduce((s, b) => s + bucket(b), 0);
+      const ledgerUsed = usedBy(status, credential) - before;
       const upstreamCharged = sim.charged({ project: credential.id });
       say('');
 
@@ -159,15 +160,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       say('');
 
       const all = [...trending, backfill];
-      const exitCode = combinedExitCode(all);
+      const agree = ledgerUsed === upstreamCharged;
+      const exitCode = demoExitCode(all, ledgerUsed, upstreamCharged);
       say(
-        `the ledger recorded ${formatNumber(ledgerUsed)} units and the simulator charged ${formatNumber(upstreamCharged)}: ` +
-          (ledgerUsed === upstreamCharged ? 'they agree.' : 'they differ (see the log lines above).'),
+        `${before > 0 ? 'this run: ' : ''}the ledger recorded ${formatNumber(ledgerUsed)} units and the simulator charged ${formatNumber(upstreamCharged)}: ` +
+          (agree ? 'they agree.' : 'they differ (see the log lines above).') +
+          (before > 0 ? ` (${dir} already held ${formatNumber(before)} units from earlier runs.)` : ''),
       );
       say(
         exitCode === ExitCode.OK
           ? 'demo finished: every job done, nothing overspent.'
-          : `demo finished with exit code ${exitCode} (see the lines above).`,
+          : `demo finished with exit code ${exitCode} (${agree ? 'see the lines above' : 'the ledger and the upstream disagree'}).`,
       );
       return {
         dir,
@@ -189,6 +192,20 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     await sim.close();
     if (!kept) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The demo's exit code: the jobs' combined code, or 70 when the ledger recorded other units than the
+ * upstream charged (a bug in the accounting, whatever the jobs did).
+ */
+export function demoExitCode(results: readonly JobResult[], recorded: number, charged: number): ExitCode {
+  return recorded === charged ? combinedExitCode(results) : ExitCode.SOFTWARE;
+}
+
+/** Units the ledger holds in every bucket of `credential`. */
+function usedBy(status: StatusReport, credential: CredentialConfig): number {
+  const c = status.credentials.find((x) => x.id === credential.id);
+  return (c?.buckets ?? []).reduce((sum, b) => sum + b.used, 0);
 }
 
 function indent(text: string): string {
