@@ -9,6 +9,7 @@ import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import { openLedger } from '../ledger/index.js';
+import type { DivertableLog } from '../jobs/progress.js';
 import type { Ledger } from '../ledger/types.js';
 
 export interface ConfigOptions {
@@ -42,12 +43,33 @@ export interface OpenContextOptions {
   config?: Config;
 }
 
+/**
+ * The CLI's log output: stderr, written synchronously (nothing lost on a crash), except while a
+ * progress bar diverts it to print the lines above itself.
+ */
+class CliLogOutput implements DivertableLog {
+  private stderr: { write(s: string): unknown } | undefined;
+  private diverted: ((line: string) => void) | undefined;
+
+  divert(write: ((line: string) => void) | undefined): void {
+    this.diverted = write;
+  }
+
+  write(line: string): void {
+    if (this.diverted) this.diverted(line);
+    else {
+      this.stderr ??= pino.destination({ dest: 2, sync: true });
+      this.stderr.write(line);
+    }
+  }
+}
+
+/** Where every CLI logger writes (a progress bar diverts it while drawn). */
+export const cliLogOutput = new CliLogOutput();
+
 /** A pino logger on stderr (level from $LOG_LEVEL, default info): stdout stays for command output. */
 export function cliLogger(env: Env = process.env): GuardLogger {
-  return pino(
-    { name: 'quota-guard', level: env['LOG_LEVEL'] ?? 'info' },
-    pino.destination({ dest: 2, sync: true }),
-  );
+  return pino({ name: 'quota-guard', level: env['LOG_LEVEL'] ?? 'info' }, cliLogOutput);
 }
 
 /** Load the config and open its ledger store. */

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { runBackfill } from '../../jobs/backfill.js';
 import { backfillProgress } from '../../jobs/progress.js';
 import { jobJson, jobLine } from '../../jobs/summary.js';
-import { configOption } from '../context.js';
+import { cliLogOutput, configOption } from '../context.js';
 import { action } from '../run.js';
 import { type JobCommandOptions, preflight, withJobs } from './fetch.js';
 import { positiveInt } from './spend.js';
@@ -34,7 +34,7 @@ export function register(program: Command): void {
         const result = await runBackfill(jobs, {
           credential,
           signal,
-          progress: backfillProgress({ logger: jobs.logger }),
+          progress: backfillProgress({ logger: jobs.logger, logs: cliLogOutput }),
           ...(opts.maxUnits !== undefined ? { maxUnits: opts.maxUnits } : {}),
         });
         process.stdout.write(

@@ -1,0 +1,121 @@
+/**
+ * `quota-guard backfill` on a terminal: the progress bar is drawn and every log line the run writes
+ * meanwhile is printed whole, on its own line above the bar, never in the middle of it. The CLI runs
+ * in a child process under a pseudo-terminal (util-linux `script`), so it sees a real TTY.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { cli } from '../cli/helpers.js';
+import { secretKey, tmpPath } from '../jobs/helpers.js';
+import { configFile } from './helpers.js';
+
+const BIN = join(import.meta.dirname, '../../src/cli/bin.ts');
+const hasScript = spawnSync('script', ['--version']).status === 0;
+if (!hasScript)
+  console.warn('progress-tty: skipped, `script` (util-linux) is not on PATH to give the CLI a terminal');
+
+let sim: Simulator;
+const key = secretKey();
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+/**
+ * The lines a terminal shows after receiving `out`: characters overwrite at the cursor, `\r` and
+ * `ESC[<n>G` move it within the line, `ESC[K`/`ESC[0K` clear to the right, `ESC[2K` the whole line,
+ * `\n` starts the next line. Other sequences (cursor visibility, wrapping) change nothing shown.
+ */
+function screen(out: string): string[] {
+  const lines: string[][] = [[]];
+  let col = 0;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences
+  const tokens = out.match(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]|[\s\S]/gu) ?? [];
+  for (const t of tokens) {
+    const line = lines[lines.length - 1] as string[];
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences
+    const csi = /^\x1b\[([0-9;?]*)([A-Za-z])$/.exec(t);
+    if (t === '\n') {
+      lines.push([]);
+      col = 0;
+    } else if (t === '\r') col = 0;
+    else if (csi?.[2] === 'G') col = Math.max(0, Number(csi[1] || '1') - 1);
+    else if (csi?.[2] === 'K') {
+      if (csi[1] === '2') line.length = 0;
+      else if (csi[1] === '' || csi[1] === '0') line.length = Math.min(line.length, col);
+    } else if (!t.startsWith('\x1b')) {
+      while (line.length < col) line.push(' ');
+      line[col++] = t;
+    }
+  }
+  return lines.map((l) => l.join(''));
+}
+
+/** Run the CLI under a pseudo-terminal; resolves with everything the terminal received. */
+function onTerminal(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string }> {
+  const command = [process.execPath, '--import', 'tsx', BIN, ...args].map((a) => `'${a}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qefc', command, '/dev/null'], {
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', COLUMNS: '120', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += String(d);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+describe.skipIf(!hasScript)('backfill progress on a terminal', () => {
+  it('prints each log line whole above the bar', { timeout: 90_000 }, async () => {
+    const file = configFile({
+      store: `sqlite:${tmpPath('ledger.db')}`,
+      cache: { path: tmpPath('cache.db') },
+      upstream: { baseUrl: sim.url },
+      credentials: [{ id: 'default', apiKeyEnv: 'QG_TTY_TEST_KEY' }],
+      regions: ['US', 'GB'],
+    });
+    vi.stubEnv('QG_TTY_TEST_KEY', key);
+    vi.stubEnv('LOG_LEVEL', 'silent');
+    try {
+      expect((await cli('fetch', '--config', file)).code).toBe(0);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+
+    const { code, out } = await onTerminal(['backfill', '--config', file], {
+      QG_TTY_TEST_KEY: key,
+      LOG_LEVEL: 'info',
+    });
+    expect(code).toBe(0);
+    const lines = screen(out).filter((l) => l.trim() !== '');
+    const logs = lines.filter((l) => l.includes('"level"'));
+    const batches = logs.filter((l) => l.includes('backfill batch written'));
+    expect(batches.length).toBeGreaterThan(1);
+    for (const line of logs) {
+      expect(line.startsWith('{'), line).toBe(true);
+      expect(() => JSON.parse(line), line).not.toThrow();
+    }
+    const bars = lines.filter((l) => l.startsWith('backfill ['));
+    expect(bars.length).toBeGreaterThan(0);
+    for (const bar of bars) expect(bar).toMatch(/^backfill \[[█░]+\] \d+\/\d+ videos \| \d+ units \| \d+/);
+    // The last bar drawn shows the whole pass, and the result line follows it.
+    expect(bars.at(-1)).toMatch(/^backfill \[█+\] (\d+)\/\1 videos/);
+    expect(lines.at(-1)).toMatch(/^backfill {2}done {2}\d+ calls, \d+ videos, \d+ units in /);
+  });
+});
