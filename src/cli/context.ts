@@ -8,8 +8,8 @@ import { type Env, loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
-import { openLedger } from '../ledger/index.js';
 import type { DivertableLog } from '../jobs/progress.js';
+import { openLedger } from '../ledger/index.js';
 import type { Ledger } from '../ledger/types.js';
 
 export interface ConfigOptions {
