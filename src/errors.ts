@@ -15,6 +15,8 @@ export const ExitCode = {
   USAGE: 64,
   /** EX_DATAERR: input data was wrong (e.g. a plan that does not fit). */
   DATAERR: 65,
+  /** EX_NOINPUT: a store a read-only command reads does not exist. */
+  NOINPUT: 66,
   /** EX_UNAVAILABLE: the upstream or a store was unavailable. */
   UNAVAILABLE: 69,
   /** EX_SOFTWARE: an internal error (a bug). */
@@ -44,6 +46,8 @@ export const ERROR_CODES = {
   // Stores
   QG_STORE_UNAVAILABLE: ExitCode.UNAVAILABLE,
   QG_STORE_CORRUPT: ExitCode.SOFTWARE,
+  QG_STORE_FOREIGN: ExitCode.CONFIG,
+  QG_STORE_NOT_FOUND: ExitCode.NOINPUT,
   // Upstream
   QG_UPSTREAM_QUOTA_EXCEEDED: ExitCode.TEMPFAIL,
   QG_UPSTREAM_RATE_LIMITED: ExitCode.TEMPFAIL,

@@ -9,17 +9,16 @@
  *
  * Schema, pragmas, query language and ranking: docs/cache.md.
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { statSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import { DEFAULT_CACHE_PATH } from '../config/defaults.js';
-import { InvalidArgumentError, QuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
+import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpoint.js';
-import { CacheSchemaError } from './errors.js';
 import { hotIsStale, hotState, rebuildHot } from './hot.js';
 import { Writer } from './ingest.js';
 import * as records from './records.js';
-import { applyPragmas, migrate } from './schema.js';
+import { CACHE_FORMAT, cachePragmas } from './schema.js';
 import { Searcher } from './search.js';
 import type {
   CachedVideo,
@@ -98,36 +97,6 @@ function positiveInt(name: string, v: number | undefined, fallback: number, max:
   return v;
 }
 
-/** SQLite errors that mean "the file is not usable as a cache", as typed errors. */
-function translate(e: unknown, path: string, opening = false): unknown {
-  if (e instanceof QuotaGuardError) return e;
-  const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return e;
-  if (opening && /^E[A-Z]+$/.test(code)) {
-    return new StoreUnavailableError(`cache ${path} cannot be created (${code})`, { cause: e });
-  }
-  if (!code.startsWith('SQLITE_')) return e;
-  if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code.startsWith('SQLITE_LOCKED')) {
-    return new StoreUnavailableError(`cache ${path} is locked by another process (busy timeout expired)`, {
-      cause: e,
-    });
-  }
-  if (
-    code === 'SQLITE_CANTOPEN' ||
-    code.startsWith('SQLITE_CANTOPEN_') ||
-    code.startsWith('SQLITE_READONLY')
-  ) {
-    return new StoreUnavailableError(`cache ${path} cannot be opened for writing`, { cause: e });
-  }
-  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT') || (opening && code === 'SQLITE_ERROR')) {
-    return new CacheSchemaError(`${path} is not a usable quota-guard cache (${code})`, { cause: e });
-  }
-  if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) {
-    return new StoreUnavailableError(`cache ${path}: disk error (${code})`, { cause: e });
-  }
-  return e;
-}
-
 class SqliteCache implements Cache {
   private readonly writer: Writer;
   private readonly searcher: Searcher;
@@ -137,11 +106,16 @@ class SqliteCache implements Cache {
   private checkpointer: Checkpointer | undefined;
   private writes = 0;
 
+  readonly path: string;
+
   constructor(
     private readonly db: Database.Database,
-    readonly path: string,
-    opts: Required<Omit<CacheOptions, 'now' | 'cacheMiB' | 'busyTimeoutMs'>> & { now: () => number },
+    private readonly label: StoreLabel,
+    opts: Required<Omit<CacheOptions, 'now' | 'cacheMiB' | 'busyTimeoutMs' | 'create'>> & {
+      now: () => number;
+    },
   ) {
+    this.path = label.path;
     this.now = opts.now;
     this.hotSize = opts.hotSize;
     this.commonTermDocs = opts.commonTermDocs;
@@ -153,12 +127,12 @@ class SqliteCache implements Cache {
     });
   }
 
-  private run<T>(fn: () => T): T {
+  private run<T>(fn: () => T, what = 'reading or writing'): T {
     if (!this.db.open) throw new InvalidArgumentError('cache', 'is closed');
     try {
       return fn();
     } catch (e) {
-      throw translate(e, this.path);
+      throw storeFailure(e, this.label, what);
     }
   }
 
@@ -179,7 +153,7 @@ class SqliteCache implements Cache {
   private checkpointInBackground(): void {
     if (this.checkpointer !== undefined || this.db.memory || !this.db.open) return;
     if (++this.writes < WRITES_BEFORE_WORKER) return;
-    this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+    this.run(() => this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`));
     this.checkpointer = startCheckpointer(this.path);
   }
 
@@ -284,13 +258,14 @@ class SqliteCache implements Cache {
     });
   }
 
+  /** Catch the index up and close; a failure (a full disk) is a typed error, and the file is closed anyway. */
   close(): void {
     if (!this.db.open) return;
     try {
-      this.writer.catchUp();
+      this.run(() => this.writer.catchUp(), 'closing');
     } finally {
       this.checkpointer?.stop();
-      this.db.close();
+      closeStore(this.db, this.label);
     }
   }
 }
@@ -312,23 +287,26 @@ export function openCache(path: string = DEFAULT_CACHE_PATH, options: CacheOptio
   };
   const cacheMiB = positiveInt('cacheMiB', options.cacheMiB, DEFAULTS.cacheMiB, 65_536);
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULTS.busyTimeoutMs;
-  const memory = path === ':memory:';
-  const file = memory ? path : resolve(path);
-  let db: Database.Database | undefined;
+  const { db, label } = openStore(CACHE_FORMAT, {
+    path,
+    busyTimeoutMs,
+    ...(options.create !== undefined ? { create: options.create } : {}),
+    pragmas: (d) => cachePragmas(d, { cacheMiB }),
+  });
   try {
-    if (!memory) mkdirSync(dirname(file), { recursive: true });
-    db = new Database(file);
-    applyPragmas(db, { cacheMiB, busyTimeoutMs });
-    migrate(db);
-    const cache = new SqliteCache(db, memory ? path : file, opts);
+    const cache = new SqliteCache(db, label, opts);
     cache.catchUp();
     return cache;
   } catch (e) {
-    db?.close();
-    throw translate(e, memory ? path : file, true);
+    try {
+      closeStore(db, label);
+    } catch {
+      // the first failure is the one to report
+    }
+    throw storeFailure(e, label, 'opening');
   }
 }
 
-export { CacheSchemaError, QueryInvalidError } from './errors.js';
+export { QueryInvalidError } from './errors.js';
 export { parseQuery } from './query.js';
 export type * from './types.js';

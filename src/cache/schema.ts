@@ -1,8 +1,10 @@
 /**
  * Cache schema and pragmas. The schema version lives in `PRAGMA user_version`; migrations are
- * forward-only and run on open, each in its own transaction. Reasons for every choice: docs/cache.md.
+ * forward-only and run on open (src/sqlite), each in its own transaction. Reasons for every choice:
+ * docs/cache.md.
  */
 import type { Database } from 'better-sqlite3';
+import { APPLICATION_ID, type StoreFormat } from '../sqlite/index.js';
 import { CacheSchemaError } from './errors.js';
 
 /** FTS5 column order; bm25 weights below follow it (title above tags above description). */
@@ -95,37 +97,23 @@ const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Connection settings; the database file may be shared with other processes. */
-export function applyPragmas(db: Database, opts: { cacheMiB: number; busyTimeoutMs: number }): void {
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs))}`);
-  if (!db.memory) db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+/** The cache's file format for the shared SQLite opener (src/sqlite). */
+export const CACHE_FORMAT: StoreFormat = {
+  name: 'cache',
+  article: 'a quota-guard cache',
+  applicationId: APPLICATION_ID.cache,
+  tables: ['videos', 'meta'],
+  migrations: MIGRATIONS,
+  unreadable: (message, options) => new CacheSchemaError(message, options),
+};
+
+/**
+ * The cache's own connection settings, after the shared ones (busy timeout, WAL, synchronous =
+ * NORMAL, ~40 MB between checkpoints; docs/sqlite.md). Once the cache writes, a worker takes over
+ * checkpointing (checkpoint.ts).
+ */
+export function cachePragmas(db: Database, opts: { cacheMiB: number }): void {
   db.pragma('foreign_keys = ON');
   db.pragma(`cache_size = -${Math.max(2, Math.floor(opts.cacheMiB)) * 1024}`);
   db.pragma('temp_store = MEMORY');
-  // Checkpoint every ~40 MB of WAL instead of every 4 MB: fewer fsyncs, and index pages that many
-  // small transactions touch are copied back once. The file is truncated back after a checkpoint.
-  // Once the cache writes, a worker takes over checkpointing (checkpoint.ts).
-  db.pragma('wal_autocheckpoint = 10000');
-  db.pragma(`journal_size_limit = ${64 * 2 ** 20}`);
-}
-
-/** Bring the schema up to SCHEMA_VERSION. */
-export function migrate(db: Database): number {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > SCHEMA_VERSION) {
-    throw new CacheSchemaError(
-      `cache schema version ${current} is newer than this quota-guard understands (${SCHEMA_VERSION}); upgrade quota-guard`,
-    );
-  }
-  for (let v = current; v < SCHEMA_VERSION; v++) {
-    db.transaction(() => {
-      // Re-check inside the write lock: another process may have migrated meanwhile.
-      const now = db.pragma('user_version', { simple: true }) as number;
-      if (now !== v) return;
-      db.exec(MIGRATIONS[v]!);
-      db.pragma(`user_version = ${v + 1}`);
-    }).immediate();
-  }
-  return SCHEMA_VERSION;
 }

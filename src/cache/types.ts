@@ -61,6 +61,11 @@ export interface CacheOptions {
   busyTimeoutMs?: number;
   /** Clock for `first seen` / `last refreshed` stamps (epoch ms). Default `Date.now`. */
   now?: () => number;
+  /**
+   * Create the file (and its directory) when it does not exist. Default true; commands that only
+   * read pass false, and a missing cache is then `QG_STORE_NOT_FOUND` with nothing created.
+   */
+  create?: boolean;
 }
 
 export interface SearchOptions {

@@ -10,15 +10,20 @@
  *   pruned (their cost subtracted) only when the oldest one has left the window.
  * See docs/sqlite.md for the pragmas and why.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
+import type Database from 'better-sqlite3';
+import { QuotaGuardError } from '../errors.js';
+import {
+  APPLICATION_ID,
+  closeStore,
+  openStore,
+  type StoreFormat,
+  type StoreLabel,
+  storeFailure,
+} from '../sqlite/index.js';
 import { type BackendSpend, EXPIRY_SLACK_MS, type LedgerBackend, timeUntilUsedAtMost } from './backend.js';
 import { LedgerCode, ledgerFailure } from './codes.js';
 import type { Decision, Snapshot } from './types.js';
 
-export const SQLITE_SCHEMA_VERSION = 1;
 /** Idle keys (past their expiry) are deleted at most this often. */
 const SWEEP_EVERY_MS = 60_000;
 
@@ -29,6 +34,8 @@ export interface SqliteLedgerOptions {
   keyPrefix?: string;
   /** The clock (epoch ms). Tests inject one; defaults to Date.now. */
   now?: () => number;
+  /** Create the file when missing (default true); false for commands that only read. */
+  create?: boolean;
 }
 
 interface BudgetRow {
@@ -62,85 +69,34 @@ CREATE TABLE IF NOT EXISTS qg_entry (
 CREATE INDEX IF NOT EXISTS qg_entry_id ON qg_entry (id);
 `;
 
-function wrapSqliteError(e: unknown, what: string): unknown {
-  if (e instanceof QuotaGuardError) return e;
-  const code = (e as { code?: unknown })?.code;
-  // A file-system error (EACCES, ENOTDIR, EROFS…) creating the file's directory.
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
-    return new StoreUnavailableError(`SQLite ledger: ${what} failed (${code})`, { cause: e });
-  }
-  if (
-    code === 'SQLITE_BUSY' ||
-    code === 'SQLITE_LOCKED' ||
-    code === 'SQLITE_CANTOPEN' ||
-    code === 'SQLITE_IOERR'
-  ) {
-    return new StoreUnavailableError(`SQLite ledger: ${what} failed (${String(code)})`, { cause: e });
-  }
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
-    return new QuotaGuardError(
-      'QG_STORE_CORRUPT',
-      `SQLite ledger: the file is not a readable ledger (${code})`,
-      {
-        cause: e,
-      },
-    );
-  }
-  return e;
-}
-
-/**
- * A file that already holds tables but not the ledger's is someone else's database (the cache, or
- * another program's): refuse it before changing anything in it.
- */
-function refuseForeignDatabase(db: Database.Database, path: string): void {
-  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
-  if (tables.length === 0 || (tables.includes('qg_budget') && tables.includes('qg_entry'))) return;
-  db.close();
-  throw new QuotaGuardError(
-    'QG_STORE_CORRUPT',
-    `SQLite ledger: '${path}' is another database, not a ledger (it has tables ${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''})`,
-  );
-}
+/** The ledger's file format for the shared SQLite opener. */
+const LEDGER_FORMAT: StoreFormat = {
+  name: 'SQLite ledger',
+  article: 'a quota-guard ledger',
+  applicationId: APPLICATION_ID.ledger,
+  tables: ['qg_budget', 'qg_entry'],
+  migrations: [SCHEMA],
+  unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
+};
 
 export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
-  const memory = opts.path === ':memory:';
-  let db: Database.Database;
+  const { db, label } = openStore(LEDGER_FORMAT, {
+    path: opts.path,
+    ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+    ...(opts.create !== undefined ? { create: opts.create } : {}),
+  });
   try {
-    if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
-    db = new Database(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
-    refuseForeignDatabase(db, opts.path);
-    if (!memory) {
-      db.pragma('journal_mode = WAL');
-      // Checkpoints (the only fsyncs in WAL + NORMAL) every ~40 MB of WAL instead of every ~4 MB,
-      // and the WAL file cut back to 64 MB after one. See docs/sqlite.md.
-      db.pragma('wal_autocheckpoint = 10000');
-      db.pragma('journal_size_limit = 67108864');
-    }
-    db.pragma('synchronous = NORMAL');
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SQLITE_SCHEMA_VERSION) {
-      db.close();
-      throw new QuotaGuardError(
-        'QG_STORE_CORRUPT',
-        `SQLite ledger: schema version ${version} is newer than this quota-guard understands (${SQLITE_SCHEMA_VERSION})`,
-      );
-    }
-    if (version < SQLITE_SCHEMA_VERSION) {
-      db.transaction(() => {
-        db.exec(SCHEMA);
-        db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
-      }).immediate();
-    }
+    return new SqliteBackend(db, label, opts.keyPrefix ?? '', opts.now ?? Date.now);
   } catch (e) {
-    throw wrapSqliteError(e, `opening '${opts.path}'`);
+    closeStore(db, label);
+    throw storeFailure(e, label, 'opening');
   }
-  return new SqliteBackend(db, opts.keyPrefix ?? '', opts.now ?? Date.now);
 }
 
 class SqliteBackend implements LedgerBackend {
   readonly kind = 'sqlite' as const;
   readonly #db: Database.Database;
+  readonly #label: StoreLabel;
   readonly #prefix: string;
   readonly #now: () => number;
   #lastSweep = Number.NEGATIVE_INFINITY;
@@ -164,8 +120,9 @@ class SqliteBackend implements LedgerBackend {
   readonly #dropEntries;
   readonly #dropBudget;
 
-  constructor(db: Database.Database, prefix: string, now: () => number) {
+  constructor(db: Database.Database, label: StoreLabel, prefix: string, now: () => number) {
     this.#db = db;
+    this.#label = label;
     this.#prefix = prefix;
     this.#now = now;
     this.#tx = db.transaction((fn: () => unknown) => fn());
@@ -228,7 +185,7 @@ class SqliteBackend implements LedgerBackend {
     try {
       return (write ? this.#tx.immediate(fn) : this.#tx.deferred(fn)) as T;
     } catch (e) {
-      throw wrapSqliteError(e, what);
+      throw storeFailure(e, this.#label, what);
     }
   }
 
@@ -422,11 +379,11 @@ class SqliteBackend implements LedgerBackend {
     try {
       this.#db.prepare('SELECT 1').get();
     } catch (e) {
-      throw wrapSqliteError(e, 'ping');
+      throw storeFailure(e, this.#label, 'ping');
     }
   }
 
   async close(): Promise<void> {
-    this.#db.close();
+    closeStore(this.#db, this.#label);
   }
 }

@@ -75,7 +75,7 @@ describe('opening', () => {
     expect(db.prepare('SELECT count(*) FROM videos').pluck().get()).toBe(1000);
   });
 
-  it('refuses a file written by a newer schema and a file that is not a database, with typed errors', () => {
+  it('refuses a file written by a newer schema, a file that is not a database and another database, with typed errors', () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
     const newer = join(t.dir, 'newer.db');
@@ -88,12 +88,12 @@ describe('opening', () => {
       junk,
       'this is not a database, just some text that is long enough to look like a header'.repeat(20),
     );
-    expect(() => openCache(junk)).toThrow(expect.objectContaining({ code: 'QG_CACHE_SCHEMA' }));
+    expect(() => openCache(junk)).toThrow(expect.objectContaining({ code: 'QG_STORE_FOREIGN' }));
     const other = join(t.dir, 'other.db');
     const o = new Database(other);
     o.exec('CREATE TABLE videos (x)');
     o.close();
-    expect(() => openCache(other)).toThrow(expect.objectContaining({ code: 'QG_CACHE_SCHEMA' }));
+    expect(() => openCache(other)).toThrow(expect.objectContaining({ code: 'QG_STORE_FOREIGN' }));
   });
 
   it('rejects bad options as QG_INVALID_ARGUMENT', () => {

@@ -3,9 +3,8 @@
  * pointed at another database. Each is one line on stderr with its code's exit status, never a
  * stack trace, and the other database is left as it was.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
 import { cli, configFile, dir, expectOneLine } from './helpers.js';
@@ -34,24 +33,24 @@ describe('data paths', () => {
     for (const cmd of [['status'], ['spend', 'default', '--cost', '1']]) {
       const out = await cli(...cmd, '--config', cfg);
       expect(out.code).toBe(69);
-      expectOneLine(out.stderr, /SQLite ledger: .* failed \(ENOTDIR\) \(QG_STORE_UNAVAILABLE\)$/);
+      expectOneLine(out.stderr, /SQLite ledger '.*': opening failed \(ENOTDIR\) \(QG_STORE_UNAVAILABLE\)$/);
     }
   });
 
-  it('a ledger pointed at the cache file: one line, exit 70, the cache left as it was', async () => {
+  it('a ledger pointed at the cache file: one line, exit 78, the cache byte for byte as it was', async () => {
     const cachePath = join(dir, 'swapped-cache.db');
     openCache(cachePath).close();
+    const before = readFileSync(cachePath);
     const cfg = configFile(`store: sqlite:${cachePath}\ncache: { path: ${dir}/other-cache.db }\n`);
-    const out = await cli('status', '--config', cfg);
-    expect(out.code).toBe(70);
-    expectOneLine(out.stderr, /is another database, not a ledger \(it has tables .*\) \(QG_STORE_CORRUPT\)$/);
-    const db = new Database(cachePath, { readonly: true });
-    try {
-      const tables = db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE 'qg_%'`).all();
-      expect(tables).toEqual([]);
-    } finally {
-      db.close();
+    for (const cmd of [['status'], ['spend', 'default', '--cost', '1']]) {
+      const out = await cli(...cmd, '--config', cfg);
+      expect(out.code).toBe(78);
+      expectOneLine(
+        out.stderr,
+        /SQLite ledger '.*swapped-cache\.db' holds a quota-guard cache, not a quota-guard ledger: refused, the file was not changed \(QG_STORE_FOREIGN\)$/,
+      );
     }
+    expect(readFileSync(cachePath).equals(before)).toBe(true);
   });
 
   it('a demo --dir that cannot be created: one line, exit 69', async () => {

@@ -1,0 +1,96 @@
+/**
+ * SQLite failures as typed errors, for both stores. better-sqlite3 reports SQLite's extended result
+ * codes (`SQLITE_IOERR_WRITE`, `SQLITE_READONLY_DIRECTORY`…): each belongs to a primary code (the
+ * first two words), and the primary code decides what the failure means.
+ *
+ * - The file or its disk cannot be used right now (locked, full, read-only, an I/O error, cannot be
+ *   opened, no memory): `QG_STORE_UNAVAILABLE`, so a call site's fail-open/closed policy applies and
+ *   the CLI exits 69.
+ * - The file is damaged or not a database: the store's own "cannot read this file" code.
+ * - Anything else (a constraint, a misuse, a schema error): a bug, `QG_INTERNAL`.
+ *
+ * A file-system error from Node (`EACCES`, `EROFS`, `ENOSPC`… while creating the directory or
+ * reading the file's header) is the first kind. Nothing SQLite throws leaves a store untyped.
+ */
+import { QuotaGuardError, type QuotaGuardErrorOptions, StoreUnavailableError } from '../errors.js';
+
+/** Which store a failure is about, for the message and the code of an unreadable file. */
+export interface StoreLabel {
+  /** `SQLite ledger` or `cache`. */
+  name: string;
+  /** The file (absolute) or `:memory:`. */
+  path: string;
+  /** The store's error for a file of its own it cannot read (damaged, or of a newer schema). */
+  unreadable: (message: string, options: QuotaGuardErrorOptions) => QuotaGuardError;
+}
+
+export type FailureKind = 'unavailable' | 'unreadable' | 'bug';
+
+/** What each primary result code means for a store, and the words an operator reads. */
+const PRIMARY: Record<string, { kind: FailureKind; says: string }> = {
+  SQLITE_BUSY: { kind: 'unavailable', says: 'locked by another process past the busy timeout' },
+  SQLITE_LOCKED: { kind: 'unavailable', says: 'locked by another connection' },
+  SQLITE_FULL: { kind: 'unavailable', says: 'the disk is full' },
+  SQLITE_READONLY: { kind: 'unavailable', says: 'the file or its directory is read-only' },
+  SQLITE_IOERR: { kind: 'unavailable', says: 'disk I/O error' },
+  SQLITE_CANTOPEN: { kind: 'unavailable', says: 'the file cannot be opened' },
+  SQLITE_PERM: { kind: 'unavailable', says: 'access denied' },
+  SQLITE_AUTH: { kind: 'unavailable', says: 'access denied' },
+  SQLITE_NOLFS: { kind: 'unavailable', says: 'the file is too large for this file system' },
+  SQLITE_NOMEM: { kind: 'unavailable', says: 'out of memory' },
+  SQLITE_PROTOCOL: { kind: 'unavailable', says: 'file locking failed' },
+  SQLITE_INTERRUPT: { kind: 'unavailable', says: 'interrupted' },
+  SQLITE_CORRUPT: { kind: 'unreadable', says: 'the file is damaged' },
+  SQLITE_NOTADB: { kind: 'unreadable', says: 'the file is not a database' },
+  SQLITE_FORMAT: { kind: 'unreadable', says: 'the file is not a database' },
+};
+
+/** A few extended codes an operator meets, said more precisely than their primary code. */
+const EXTENDED: Record<string, string> = {
+  SQLITE_READONLY_DIRECTORY: 'its directory is read-only',
+  SQLITE_READONLY_CANTINIT: 'read-only: the shared-memory file cannot be created',
+  SQLITE_READONLY_DBMOVED: 'the file was moved or deleted while open',
+  SQLITE_CANTOPEN_ISDIR: 'the path is a directory',
+  SQLITE_IOERR_WRITE: 'disk write error (the disk may be full or failing)',
+};
+
+/** `SQLITE_IOERR_WRITE` → `SQLITE_IOERR`; `SQLITE_BUSY` → itself. */
+export function primaryCode(code: string): string {
+  return code.split('_').slice(0, 2).join('_');
+}
+
+/** What a result code (primary or extended) means for a store: see the table above. */
+export function classifySqliteCode(code: string): FailureKind {
+  return PRIMARY[primaryCode(code)]?.kind ?? 'bug';
+}
+
+function codeOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The typed error for a failure of `what` (`opening`, `spend`, `close`…) on a store. Our own
+ * errors pass through; an error that is neither SQLite's nor the file system's (a bug in our code)
+ * is returned as it is, so that it keeps its stack.
+ */
+export function storeFailure(e: unknown, store: StoreLabel, what: string): unknown {
+  if (e instanceof QuotaGuardError) return e;
+  const code = codeOf(e);
+  if (code === undefined) return e;
+  const where = `${store.name} '${store.path}': ${what} failed`;
+  if (/^E[A-Z]+$/.test(code)) {
+    return new StoreUnavailableError(`${where} (${code})`, { cause: e, details: { code } });
+  }
+  if (!code.startsWith('SQLITE_') && !code.startsWith('UNKNOWN_SQLITE_ERROR')) return e;
+  const primary = PRIMARY[primaryCode(code)];
+  const says = EXTENDED[code] ?? primary?.says;
+  const details = { sqliteCode: code };
+  if (!primary) {
+    const why = e instanceof Error ? e.message : String(e);
+    return new QuotaGuardError('QG_INTERNAL', `${where}: ${why} (${code})`, { cause: e, details });
+  }
+  const message = `${where}: ${says} (${code})`;
+  if (primary.kind === 'unavailable') return new StoreUnavailableError(message, { cause: e, details });
+  return store.unreadable(message, { cause: e, details });
+}

@@ -1,0 +1,68 @@
+/**
+ * What a store's file is, and words for what else a file may hold. Each store stamps its files with
+ * its own `PRAGMA application_id` (SQLite's field for exactly this); files written before the stamp
+ * existed are recognised by their tables.
+ */
+import type Database from 'better-sqlite3';
+import type { QuotaGuardError, QuotaGuardErrorOptions } from '../errors.js';
+
+/** A store's file format: how to recognise it and how to bring it to the current schema. */
+export interface StoreFormat {
+  /** In messages: `SQLite ledger`, `cache`. */
+  name: string;
+  /** In messages: `a quota-guard ledger`. */
+  article: string;
+  applicationId: number;
+  /** Tables every file of this store has (recognises files from before the application_id stamp). */
+  tables: readonly string[];
+  /** Forward-only schema steps: `migrations[v]` takes version v to v + 1. */
+  migrations: ReadonlyArray<string | ((db: Database.Database) => void)>;
+  /** The store's error for a file of its own it cannot read (newer schema, damaged). */
+  unreadable: (message: string, options: QuotaGuardErrorOptions) => QuotaGuardError;
+}
+
+/** 'QGLG' and 'QGCA' in ASCII. */
+export const APPLICATION_ID = { ledger: 0x5147_4c47, cache: 0x5147_4341 } as const;
+
+const KNOWN: ReadonlyArray<{ applicationId: number; tables: readonly string[]; what: string }> = [
+  { applicationId: APPLICATION_ID.ledger, tables: ['qg_budget', 'qg_entry'], what: 'a quota-guard ledger' },
+  { applicationId: APPLICATION_ID.cache, tables: ['videos', 'meta'], what: 'a quota-guard cache' },
+];
+
+/** The 16 bytes every SQLite database file starts with. */
+export const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** Printable in one line: control and bidi-override characters become '?'. */
+function printable(s: string): string {
+  return s.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '?');
+}
+
+/** What an SQLite database that is not ours holds, in a few words. */
+export function describeDatabase(
+  applicationId: number,
+  userVersion: number,
+  tables: readonly string[],
+): string {
+  const known = KNOWN.find(
+    (k) =>
+      k.applicationId === applicationId || (applicationId === 0 && k.tables.every((t) => tables.includes(t))),
+  );
+  if (known) return known.what;
+  const shown = tables.slice(0, 4).map(printable).join(', ') + (tables.length > 4 ? ', …' : '');
+  const id = applicationId === 0 ? '' : `application_id 0x${(applicationId >>> 0).toString(16)}, `;
+  return `another database (${id}user_version ${userVersion}, ${tables.length} table${tables.length === 1 ? '' : 's'}${tables.length ? `: ${shown}` : ''})`;
+}
+
+/** What a non-empty file that is not an SQLite database holds, from its first bytes. */
+export function describeFileBytes(head: Buffer, size: number): string {
+  const bytes = `${size} byte${size === 1 ? '' : 's'}`;
+  // A multi-byte character cut at the end of the head is not a sign of binary data.
+  const text = head.toString('utf8').replace(/\uFFFD+$/, '');
+  // Text if it decodes cleanly and is mostly printable (a config file, a log, a CSV…).
+  const clean =
+    !text.includes('\uFFFD') &&
+    ![...text].some((c) => c.charCodeAt(0) < 9 || (c.charCodeAt(0) > 13 && c.charCodeAt(0) < 32));
+  if (!clean) return `a file that is not an SQLite database (${bytes} of binary data)`;
+  const first = printable(text.split(/\r?\n/)[0] ?? '').slice(0, 40);
+  return `a file that is not an SQLite database (${bytes} of text starting "${first}")`;
+}

@@ -1,0 +1,10 @@
+/** One way to open, identify, migrate and report the failures of a store's SQLite file (ledger and cache). */
+export {
+  classifySqliteCode,
+  type FailureKind,
+  primaryCode,
+  type StoreLabel,
+  storeFailure,
+} from './errors.js';
+export { APPLICATION_ID, type StoreFormat } from './formats.js';
+export { closeStore, type OpenedStore, type OpenStoreOptions, openStore } from './open.js';
