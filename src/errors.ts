@@ -8,6 +8,7 @@
  * Each code maps to a process exit code (sysexits.h) so the CLI and cron wrappers can act on it.
  * Documented in docs/errors.md; a test keeps the two in sync.
  */
+import type { UnsettledSpend } from './ledger/types.js';
 
 export const ExitCode = {
   OK: 0,
@@ -109,6 +110,8 @@ export class CostExceedsLimitError extends QuotaGuardError {
 /** The ledger store (Redis or SQLite) could not be reached or timed out. Fail-open/closed applies. */
 export class StoreUnavailableError extends QuotaGuardError {
   override name = 'StoreUnavailableError';
+  /** Set on a spend that was sent but not answered: the store may still apply it (see `Ledger.settle`). */
+  unsettled?: UnsettledSpend;
   constructor(message: string, options: QuotaGuardErrorOptions = {}) {
     super('QG_STORE_UNAVAILABLE', message, options);
   }

@@ -105,6 +105,10 @@ export async function withContext<T>(
   try {
     return await fn(ctx);
   } finally {
+    // Spends whose answer never came (a store that stalled mid-command) get one command timeout to
+    // be settled; none otherwise, so a dead store adds nothing here.
+    if (ctx.guard.stats().unsettled > 0)
+      await ctx.guard.settlePending(ctx.config.store.commandTimeoutMs ?? 1000);
     await ctx.ledger.close();
   }
 }

@@ -13,12 +13,13 @@ import pino from 'pino';
 import { formatDuration } from '../config/duration.js';
 import { bucketOf, methodOf } from '../config/load.js';
 import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
-import { InvalidArgumentError, isQuotaGuardError } from '../errors.js';
+import { InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
 import { nextMidnight } from '../quota/time.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
 import { bucketWindow, type PlannedBudget, planSpend } from './keys.js';
+import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import type {
   Acquired,
   AcquireOptions,
@@ -106,7 +107,9 @@ export class Guard {
     refunds: 0,
     blocks: 0,
     stops: 0,
+    unsettled: 0,
   };
+  readonly #settler: Settler<SpendOutcome>;
 
   constructor(opts: GuardOptions) {
     this.config = opts.config;
@@ -115,12 +118,41 @@ export class Guard {
     this.#onEvent = opts.onEvent;
     this.#now = opts.now ?? Date.now;
     this.#nextReset = opts.nextReset ?? nextMidnight;
+    this.#settler = new Settler(this.ledger, this.#now, this.#settled);
   }
 
   /** Counters since the guard was created (fail-open spends among them). */
   stats(): GuardStats {
-    return { ...this.#stats };
+    return { ...this.#stats, unsettled: this.#settler.size };
   }
+
+  /**
+   * Wait (at most `maxWaitMs`) until every spend whose answer never came is settled; returns how
+   * many are still pending. Settling goes on in the background anyway; a process that is about to
+   * exit can give it this much time.
+   */
+  settlePending(maxWaitMs: number): Promise<number> {
+    return this.#settler.flush(maxWaitMs);
+  }
+
+  readonly #settled = (item: Unsettled<SpendOutcome>, result: SettleResult, error?: unknown): void => {
+    const o = item.about;
+    const what = { credential: o.credential, bucket: o.bucket, cost: o.cost, tag: o.tag, result };
+    const unrecorded =
+      o.reason === 'fail-open' && !item.refund && (result === 'absent' || result === 'abandoned');
+    if (unrecorded) this.#stats.failOpen++;
+    if (result === 'refunded') this.#stats.refunds++;
+    if (result === 'abandoned') {
+      this.#logger.warn(
+        { ...what, ...(error ? { error: (error as Error).message } : {}) },
+        'ledger store did not answer in time to settle a spend that timed out; it counts as ' +
+          (item.refund ? 'spent until it ages out' : 'not recorded'),
+      );
+    } else {
+      this.#logger.info(what, `settled a spend that timed out: ${result}`);
+    }
+    this.#emit({ type: 'settled', outcome: o, result, unrecorded });
+  };
 
   #emit(e: GuardEvent): void {
     this.#onEvent?.(e);
@@ -244,24 +276,38 @@ export class Guard {
       error: (error as Error).message,
     };
     const open = failMode === 'open';
+    // Sent but not answered: the store may still apply it, so it is settled once the store answers.
+    const unsettled =
+      error instanceof StoreUnavailableError && this.ledger.settle ? error.unsettled : undefined;
     const outcome: SpendOutcome = {
       ...base,
       allowed: open,
       reason: open ? 'fail-open' : 'store-down',
       retryAfterMs: 0,
       failMode,
+      ...(unsettled ? { unsettled } : {}),
     };
     if (open) {
-      this.#stats.failOpen++;
+      if (!unsettled) this.#stats.failOpen++;
       this.#logger.warn(
-        { ...detail, failOpenTotal: this.#stats.failOpen },
-        'ledger store unavailable: spend allowed without recording it (fail-open)',
+        { ...detail, failOpenTotal: this.#stats.failOpen, ...(unsettled ? { unsettled: true } : {}) },
+        unsettled
+          ? 'ledger store did not answer: spend allowed; whether it was recorded is settled when the store answers (fail-open)'
+          : 'ledger store unavailable: spend allowed without recording it (fail-open)',
       );
     } else {
       this.#stats.failClosed++;
-      this.#logger.warn(detail, 'ledger store unavailable: spend refused (fail-closed)');
+      this.#logger.warn(
+        detail,
+        unsettled
+          ? 'ledger store did not answer: spend refused; taken back if the store recorded it (fail-closed)'
+          : 'ledger store unavailable: spend refused (fail-closed)',
+      );
     }
-    this.#emit({ type: open ? 'fail-open' : 'fail-closed', outcome, error });
+    // A refused spend never reaches the upstream: if the store applied it after all, take it back.
+    if (unsettled) this.#settler.add(unsettled, !open, outcome);
+    if (open) this.#emit({ type: 'fail-open', outcome, error, unsettled: unsettled !== undefined });
+    else this.#emit({ type: 'fail-closed', outcome, error });
     return outcome;
   }
 
@@ -348,15 +394,33 @@ export class Guard {
 
   /** Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged, not thrown. */
   async refund(outcome: SpendOutcome): Promise<void> {
-    if (!outcome.decision?.allowed) return;
+    if (outcome.unsettled) this.#settler.refundInstead(outcome.unsettled.id);
+    const d = outcome.decision;
+    if (!d?.allowed) return;
     try {
-      await this.ledger.refund(outcome.decision);
+      await this.ledger.refund(d);
       this.#stats.refunds++;
       this.#emit({ type: 'refund', outcome });
     } catch (e) {
       if (!isStoreDown(e)) throw e;
+      const what = {
+        credential: outcome.credential,
+        bucket: outcome.bucket,
+        cost: outcome.cost,
+        tag: outcome.tag,
+      };
+      if (this.ledger.settle && this.ledger.kind !== 'sqlite' && d.id && d.keys && d.cost) {
+        // Retried once the store answers, like a spend whose answer never came.
+        this.#settler.add(
+          { id: d.id, keys: d.keys, cost: d.cost, windowMs: this.#longestWindowOf(outcome) },
+          true,
+          outcome,
+        );
+        this.#logger.warn(what, 'ledger store unavailable: refund retried when the store answers');
+        return;
+      }
       this.#logger.warn(
-        { credential: outcome.credential, bucket: outcome.bucket, cost: outcome.cost, tag: outcome.tag },
+        what,
         'ledger store unavailable: refund lost (the units stay spent until they age out)',
       );
     }
@@ -435,16 +499,23 @@ export class Guard {
     return this.config.credential(o.credential);
   }
 
-  #windowOf(outcome: SpendOutcome): number {
+  #planOf(outcome: SpendOutcome): PlannedBudget[] {
     const credential = this.#credentialOf(outcome);
-    const plan = planSpend(
+    return planSpend(
       credential,
       bucketOf(credential, outcome.bucket),
       outcome.method,
       outcome.tier,
       outcome.at,
     );
-    return plan.find((p) => p.key === outcome.limitedByKey)?.windowMs ?? 1;
+  }
+
+  #windowOf(outcome: SpendOutcome): number {
+    return this.#planOf(outcome).find((p) => p.key === outcome.limitedByKey)?.windowMs ?? 1;
+  }
+
+  #longestWindowOf(outcome: SpendOutcome): number {
+    return Math.max(1, ...this.#planOf(outcome).map((p) => p.windowMs));
   }
 
   #stopOf(reason: StopReason, o: SpendOutcome, error?: UpstreamError, retryAfterMs = o.retryAfterMs): Stop {

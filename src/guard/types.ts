@@ -1,6 +1,7 @@
 import type { FailMode, FailPolicy, Tier } from '../config/types.js';
-import type { Decision } from '../ledger/types.js';
+import type { Decision, UnsettledSpend } from '../ledger/types.js';
 import type { UpstreamError } from '../upstream/errors.js';
+import type { SettleResult } from './settle.js';
 
 /** What to spend: a method (its bucket and cost come from the credential's profile), or a bare bucket. */
 export interface SpendArgs {
@@ -50,6 +51,11 @@ export interface SpendOutcome {
   failMode?: FailMode;
   /** The ledger's decision (for refunds); absent when the store was down. */
   decision?: Decision;
+  /**
+   * Set when the store was down because the spend's answer never came: the store may still apply
+   * it. The guard settles it in the background once the store answers (see `Guard.settlePending`).
+   */
+  unsettled?: UnsettledSpend;
   /** The guard's clock when decided (epoch ms). */
   at: number;
 }
@@ -116,22 +122,32 @@ export type CallResult<T> = { ok: true; value: T; attempts: number; spend: Spend
 
 export type GuardEvent =
   | { type: 'spend'; outcome: SpendOutcome }
-  | { type: 'fail-open'; outcome: SpendOutcome; error: unknown }
+  /** `unsettled`: the spend may still have been recorded; a `settled` event says so later. */
+  | { type: 'fail-open'; outcome: SpendOutcome; error: unknown; unsettled: boolean }
   | { type: 'fail-closed'; outcome: SpendOutcome; error: unknown }
   | { type: 'sleep'; ms: number; outcome: SpendOutcome }
   | { type: 'stop'; stop: Stop }
   | { type: 'refund'; outcome: SpendOutcome }
   | { type: 'block'; credential: string; bucket: string; key: string; until: number; reason: string }
-  | { type: 'upstream-error'; error: UpstreamError; outcome: SpendOutcome };
+  | { type: 'upstream-error'; error: UpstreamError; outcome: SpendOutcome }
+  /**
+   * What became of an unsettled spend: `recorded` / `refunded` / `absent`, or `abandoned` (the store
+   * did not answer before the entry left its window). `unrecorded`: a fail-open spend that the
+   * ledger truly does not hold (counted as fail-open only now).
+   */
+  | { type: 'settled'; outcome: SpendOutcome; result: SettleResult; unrecorded: boolean };
 
 export interface GuardStats {
   allowed: number;
   denied: number;
+  /** Spends let through that the ledger does not hold (fail-open, settled as not recorded). */
   failOpen: number;
   failClosed: number;
   refunds: number;
   blocks: number;
   stops: number;
+  /** Spends whose answer never came, not settled yet (not in `failOpen` until they are). */
+  unsettled: number;
 }
 
 /** The part of a pino logger the guard uses. */

@@ -3,7 +3,7 @@
  * error) lives in `ledger.ts` above the backends; a backend receives validated input only.
  */
 import { randomBytes } from 'node:crypto';
-import type { Budget, Decision, LedgerKind, Snapshot } from './types.js';
+import type { Budget, Decision, LedgerKind, Settlement, Snapshot } from './types.js';
 
 export interface BackendSpend {
   budgets: Budget[];
@@ -18,6 +18,8 @@ export interface LedgerBackend {
   spend(req: BackendSpend): Promise<Decision>;
   /** Remove entry `id` from each key's log (a no-op where it is gone already). */
   refund(keys: string[], id: string): Promise<void>;
+  /** See `Ledger.settle`; a store that never leaves a spend unsettled need not implement it. */
+  settle?(keys: string[], id: string, refund: boolean): Promise<Settlement>;
   peek(key: string, windowMs: number): Promise<Snapshot>;
   block(key: string, untilEpochMs: number, reason: string): Promise<void>;
   unblock(key: string): Promise<void>;

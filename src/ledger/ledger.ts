@@ -3,8 +3,19 @@
  * Keeping this above the stores means a bad call fails identically on Redis and SQLite, and never
  * reaches either.
  */
+
+import { QuotaGuardError } from '../errors.js';
 import { idFactory, type LedgerBackend } from './backend.js';
-import type { Decision, Ledger, LedgerKind, PeekRequest, Snapshot, SpendRequest } from './types.js';
+import type {
+  Decision,
+  Ledger,
+  LedgerKind,
+  PeekRequest,
+  Settlement,
+  Snapshot,
+  SpendRequest,
+  UnsettledSpend,
+} from './types.js';
 import {
   validateBlock,
   validateFreesUpIn,
@@ -38,6 +49,19 @@ export class CheckedLedger implements Ledger {
   async refund(decision: Decision): Promise<void> {
     const r = validateRefund(decision);
     if (r) await this.#backend.refund(r.keys, r.id);
+  }
+
+  async settle(spend: UnsettledSpend, refund: boolean): Promise<Settlement> {
+    const r = validateRefund({ allowed: true, retryAfterMs: 0, remaining: 0, ...spend });
+    if (!r) throw new QuotaGuardError('QG_INTERNAL', 'settle: not a spend');
+    if (this.#closed) throw new QuotaGuardError('QG_INTERNAL', 'settle: the ledger is closed');
+    if (!this.#backend.settle) {
+      throw new QuotaGuardError(
+        'QG_INTERNAL',
+        `settle: the ${this.kind} ledger never leaves a spend unsettled`,
+      );
+    }
+    return this.#backend.settle(r.keys, r.id, refund);
   }
 
   async peek(req: PeekRequest): Promise<Snapshot> {

@@ -14,7 +14,7 @@ import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { BackendSpend, LedgerBackend } from './backend.js';
 import { CrossSlotError } from './errors.js';
 import { type LedgerScripts, registerScripts } from './scripts.js';
-import type { Decision, LedgerKind, OpenLedgerOptions, Snapshot } from './types.js';
+import type { Decision, LedgerKind, OpenLedgerOptions, Settlement, Snapshot } from './types.js';
 
 /** At most this many spends share one socket write (see RedisBackend.#holdWrites). */
 const MAX_HELD_WRITES = 8;
@@ -168,8 +168,25 @@ export async function connectRedis(
   return client;
 }
 
-function spendFailed(e: unknown): never {
-  throw mapRedisError(e, 'spend');
+/**
+ * Whether a failed command may still run on the server: it was written and its answer never came
+ * (a command timeout, the connection lost while it was in flight). A reply error, or a command
+ * refused before it was written (no connection: ioredis keeps no offline queue), never runs.
+ */
+function mayStillRun(e: unknown): boolean {
+  const err = e as { name?: string; message?: string } | null;
+  if (err?.name === 'ReplyError') return false;
+  return !/^(Stream isn't writeable|Cluster isn't ready)/.test(String(err?.message ?? ''));
+}
+
+function spendFailed(e: unknown, req: BackendSpend): never {
+  const err = mapRedisError(e, 'spend');
+  if (err instanceof StoreUnavailableError && mayStillRun(e)) {
+    let windowMs = 0;
+    for (const b of req.budgets) windowMs = Math.max(windowMs, b.windowMs);
+    err.unsettled = { id: req.id, keys: req.budgets.map((b) => b.key), cost: req.cost, windowMs };
+  }
+  throw err;
 }
 
 class RedisBackend implements LedgerBackend {
@@ -243,6 +260,19 @@ class RedisBackend implements LedgerBackend {
   async refund(keys: string[], id: string): Promise<void> {
     this.#checkSlots(keys);
     await this.#call('refund', () => this.#scripts.refund(keys, id));
+  }
+
+  /**
+   * Sent on the connection the spend went out on, so Redis answers it only after it has run the
+   * spend (commands on one connection run in order); a reconnect in between means the old
+   * connection's commands ran, or never will, before the new one was accepted.
+   */
+  settle(keys: string[], id: string, refund: boolean): Promise<Settlement> {
+    this.#checkSlots(keys);
+    return this.#call('settle', async () => {
+      if (refund) return (await this.#scripts.refund(keys, id)) > 0 ? 'refunded' : 'absent';
+      return (await this.#scripts.landed(keys[0]!, id)) ? 'recorded' : 'absent';
+    });
   }
 
   peek(key: string, windowMs: number): Promise<Snapshot> {

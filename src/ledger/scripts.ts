@@ -138,6 +138,8 @@ export class LedgerScripts {
   readonly #prefix: string;
   readonly #keyCache = new Map<string, { log: string; meta: string }>();
 
+  readonly #client: Redis | Cluster;
+
   constructor(client: Redis | Cluster, scripts: readonly LoadedScript[], prefix = '') {
     const caller = (file: ScriptName) => {
       const s = scripts.find((x) => x.file === file);
@@ -151,6 +153,7 @@ export class LedgerScripts {
     this.#block = caller('block-1');
     this.#unblock = caller('unblock-1');
     this.#prefix = prefix;
+    this.#client = client;
   }
 
   /** All keys one spend touches, in KEYS order. */
@@ -175,7 +178,7 @@ export class LedgerScripts {
   }
 
   /** `onError` maps a failed call (one promise for both outcomes: this is the hot path). */
-  spend(req: BackendSpend, onError: (e: unknown) => never): Promise<Decision> {
+  spend(req: BackendSpend, onError: (e: unknown, req: BackendSpend) => never): Promise<Decision> {
     const n = req.budgets.length;
     // (SHA), numkeys, KEYS (log, meta per budget), then ARGV: id, cost, (limit, window) per budget.
     const args: ScriptArg[] = new Array(2 + 4 * n + 2);
@@ -197,7 +200,10 @@ export class LedgerScripts {
     return this.#spend.evalsha(args).then(
       (reply) => this.#decision(req, budgetKeys, reply),
       (e: unknown) =>
-        this.#spend.retry(args, e).then((reply) => this.#decision(req, budgetKeys, reply), onError),
+        this.#spend.retry(args, e).then(
+          (reply) => this.#decision(req, budgetKeys, reply),
+          (e2: unknown) => onError(e2, req),
+        ),
     );
   }
 
@@ -239,6 +245,11 @@ export class LedgerScripts {
     const r = await this.#refund.call(ks.length, ...ks, id);
     if (Array.isArray(r)) fail(r, keys[Math.max(0, Number(r[1]) - 1)] ?? keys[0]!);
     return Number(r);
+  }
+
+  /** Whether entry `id` is in `key`'s log (a spend stores it in every budget's log or in none). */
+  async landed(key: string, id: string): Promise<boolean> {
+    return (await this.#client.zscore(this.#internal(key).log, id)) !== null;
   }
 
   async peek(key: string, windowMs: number): Promise<Snapshot> {

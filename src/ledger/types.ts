@@ -42,6 +42,27 @@ export interface Decision {
   at?: number;
 }
 
+/**
+ * A spend sent to Redis whose answer never came (a command timeout, or the connection lost while it
+ * was in flight): Redis may still apply it, for example when a paused server wakes up. The
+ * `StoreUnavailableError` of that spend carries it; `Ledger.settle` finds out what became of it once
+ * the store answers again.
+ */
+export interface UnsettledSpend {
+  /** The entry id the spend would have stored. */
+  id: string;
+  keys: string[];
+  cost: number;
+  /** The longest window of its budgets: past it the entry no longer counts, settled or not. */
+  windowMs: number;
+}
+
+/**
+ * What `settle` found: `recorded` (the entry is in the ledger and stays), `refunded` (it was, and
+ * has been taken out), `absent` (it never landed, or is gone already).
+ */
+export type Settlement = 'recorded' | 'refunded' | 'absent';
+
 export interface PeekRequest {
   key: string;
   windowMs: number;
@@ -80,6 +101,12 @@ export interface Ledger {
    * that many units (beyond what is free now under `limit`) become available. Used by `status`.
    */
   freesUpIn?(req: PeekRequest & { limit: number; amounts: number[] }): Promise<number[]>;
+  /**
+   * What became of a spend whose answer never came (see UnsettledSpend), asked once the store
+   * answers again; with `refund` an entry that landed is taken out. Idempotent. Rejects with
+   * StoreUnavailableError while the store is still away. Only Redis leaves spends unsettled.
+   */
+  settle?(spend: UnsettledSpend, refund: boolean): Promise<Settlement>;
   /** Health probe: resolves when the store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

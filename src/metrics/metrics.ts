@@ -42,6 +42,7 @@ export class Metrics {
   readonly decisions: Counter<'credential' | 'bucket' | 'tier' | 'outcome'>;
   readonly failOpen: Counter<'credential' | 'bucket'>;
   readonly failOpenUnits: Counter<'credential' | 'bucket'>;
+  readonly settled: Counter<'credential' | 'bucket' | 'result'>;
   readonly upstreamErrors: Counter<'method' | 'reason'>;
   readonly stops: Counter<'reason'>;
   readonly blocks: Counter<'credential' | 'bucket'>;
@@ -84,13 +85,18 @@ export class Metrics {
     );
     this.failOpen = counter(
       'fail_open_spends_total',
-      'Spends let through unrecorded because the ledger store was down',
+      'Spends let through unrecorded because the ledger store was down (one whose answer never came counts once settled as not recorded)',
       ['credential', 'bucket'],
     );
     this.failOpenUnits = counter(
       'fail_open_units_total',
       'Units of the spends let through unrecorded because the ledger store was down',
       ['credential', 'bucket'],
+    );
+    this.settled = counter(
+      'settled_spends_total',
+      'Spends whose answer never came, settled once the store answered: recorded, refunded, absent, abandoned',
+      ['credential', 'bucket', 'result'],
     );
     this.upstreamErrors = counter(
       'upstream_errors_total',
@@ -143,6 +149,11 @@ export class Metrics {
     this.#sources = sources;
   }
 
+  #countFailOpen(o: { credential: string; bucket: string; cost: number }): void {
+    this.failOpen.inc({ credential: o.credential, bucket: o.bucket });
+    this.failOpenUnits.inc({ credential: o.credential, bucket: o.bucket }, o.cost);
+  }
+
   /** Feed one guard event (pass as the guard's `onEvent`). Never throws. */
   readonly guardEvent = (e: GuardEvent): void => {
     switch (e.type) {
@@ -156,12 +167,14 @@ export class Metrics {
       case 'fail-closed': {
         const o = e.outcome;
         this.decisions.inc({ credential: o.credential, bucket: o.bucket, tier: o.tier, outcome: e.type });
-        if (e.type === 'fail-open') {
-          this.failOpen.inc({ credential: o.credential, bucket: o.bucket });
-          this.failOpenUnits.inc({ credential: o.credential, bucket: o.bucket }, o.cost);
-        }
+        // A spend whose answer never came is counted once settled, if it was not recorded.
+        if (e.type === 'fail-open' && !e.unsettled) this.#countFailOpen(o);
         break;
       }
+      case 'settled':
+        this.settled.inc({ credential: e.outcome.credential, bucket: e.outcome.bucket, result: e.result });
+        if (e.unrecorded) this.#countFailOpen(e.outcome);
+        break;
       case 'upstream-error':
         this.upstreamErrors.inc({
           method: e.error.method ?? e.outcome.method ?? '',

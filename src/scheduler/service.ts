@@ -140,6 +140,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       stopping ??= (async () => {
         try {
           await scheduler.stop(reason);
+          // Spends whose answer never came get one command timeout to be settled before the ledger closes.
+          await guard.settlePending(config.store.commandTimeoutMs ?? 1000);
         } finally {
           try {
             await server?.close();
