@@ -6,7 +6,8 @@
  * - `acquire`: spend, sleeping through a Retry-After of at most `maxSleep`; otherwise a `Stop`.
  * - `call`: acquire, then the request; refunds only a request that provably never reached the
  *   upstream, and blocks the bucket until the upstream's next midnight when the upstream answers
- *   quotaExceeded although the ledger allowed the call.
+ *   that a daily quota is used up (403 quotaExceeded, or a 429 naming a per-day limit) although the
+ *   ledger allowed the call.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import pino from 'pino';
@@ -15,6 +16,7 @@ import { bucketOf, methodOf } from '../config/load.js';
 import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
 import { InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
+import { bucketOfUpstreamQuota, getProfile } from '../quota/profiles.js';
 import { nextMidnight } from '../quota/time.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
@@ -458,21 +460,32 @@ export class Guard {
     await this.ledger.unblock(bucketWindow(credential, bucket, this.#now()).key);
   }
 
+  /**
+   * The upstream says a bucket is used up for the day although the ledger allowed the call: block
+   * the bucket the answer names (the profile's table of upstream quota names), or, when it names
+   * none the profile knows, the bucket the call spent, until the upstream's next reset.
+   */
   async #blockOnQuotaExceeded(spent: SpendOutcome, error: UpstreamError): Promise<Stop> {
     const credential = this.config.credential(spent.credential);
     const now = this.#now();
     const until = this.#nextReset(credential.timeZone, now);
-    const reason = `upstream answered quotaExceeded to ${spent.method ?? spent.bucket} at ${iso(now)} although the ledger allowed it`;
+    const named = error.quota
+      ? bucketOfUpstreamQuota(getProfile(credential.profile), error.quota)
+      : undefined;
+    const bucket = named !== undefined && credential.buckets[named] !== undefined ? named : spent.bucket;
+    const what = error.reason ?? 'quotaExceeded';
+    const limit = error.quota?.limit ?? error.quota?.metric;
+    const reason = `upstream answered ${what}${limit ? ` (${limit})` : ''} to ${spent.method ?? spent.bucket} at ${iso(now)} although the ledger allowed it`;
     try {
-      await this.block(credential.id, spent.bucket, reason, until);
+      await this.block(credential.id, bucket, reason, until);
     } catch (e) {
       if (!isStoreDown(e)) throw e;
       this.#logger.warn(
-        { credential: credential.id, bucket: spent.bucket },
-        'ledger store unavailable: could not record the upstream quotaExceeded block',
+        { credential: credential.id, bucket },
+        'ledger store unavailable: could not record the upstream quota block',
       );
     }
-    const stop = this.#stopOf('upstream-quota', { ...spent, at: now }, error, until - now);
+    const stop = this.#stopOf('upstream-quota', { ...spent, bucket, at: now }, error, until - now);
     stop.blockedUntil = until;
     stop.blockedReason = reason;
     return stop;
@@ -581,7 +594,7 @@ export function stopMessage(stop: Stop, credential: CredentialConfig): string {
     case 'store-down':
       return `stopped: the ledger store is unavailable and ${what} is fail-closed; retry when the store is back`;
     case 'upstream-quota':
-      return `stopped: the upstream answered quotaExceeded for ${where} although the ledger allowed it; bucket blocked until ${iso(stop.resumeAt)}, other buckets go on; ${resume}`;
+      return `stopped: the upstream answered ${stop.error?.reason ?? 'quotaExceeded'} (quota used up for the day) for ${where} although the ledger allowed it; bucket blocked until ${iso(stop.resumeAt)}, other buckets go on; ${resume}`;
     case 'rate-limited':
       return `stopped: the upstream rate-limited ${what} on ${where}; ${resume}`;
     case 'aborted':

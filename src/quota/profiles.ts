@@ -32,6 +32,47 @@ export interface QuotaProfile {
   defaultBucket: string;
   buckets: Record<string, BucketSpec>;
   methods: Record<string, MethodSpec>;
+  /**
+   * The upstream's own names for its quota metrics and limits (see `upstreamNameKey`), and the
+   * bucket each one is: how a quota answer that names a limit is turned into the bucket to block.
+   */
+  upstreamNames: Record<string, string>;
+}
+
+/**
+ * The upstream's quota metric and limit names, by the bucket they are in youtube-2026. Metric ids
+ * (`youtube.googleapis.com/search_list`), their display names (`Search Queries`) and limit names
+ * (`defaultSearchListPerDayPerProject`, `Search Queries per day`) all reduce to one key.
+ */
+const GRANULAR_NAMES: Record<string, readonly string[]> = {
+  units: ['youtube.googleapis.com/default', 'Queries', 'defaultPerDayPerProject'],
+  'search.list': [
+    'youtube.googleapis.com/search_list',
+    'Search Queries',
+    'defaultSearchListPerDayPerProject',
+  ],
+  'videos.insert': ['Video Uploads', 'videos.insert'],
+  'videos.batchGetStats': ['Batch Get Stats', 'videos.batchGetStats'],
+};
+
+/**
+ * One key for the many spellings of a quota metric or limit: the last path segment, without the
+ * `default` prefix and the `Per…` / "per …" period suffix, lower-cased letters and digits only.
+ * `youtube.googleapis.com/search_list`, `defaultSearchListPerDayPerProject` → `searchlist`.
+ */
+export function upstreamNameKey(name: string): string {
+  const last = name.slice(name.lastIndexOf('/') + 1);
+  const base = last.replace(/(Per[A-Z0-9].*| per .*)$/, '');
+  const stripped = base.replace(/^default(?=[A-Z])/, '');
+  return stripped.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+function nameTable(names: Record<string, readonly string[]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [bucket, list] of Object.entries(names)) {
+    for (const n of list) out[upstreamNameKey(n)] = bucket;
+  }
+  return out;
 }
 
 /** Weighted costs in the shared `units` bucket (identical in both profiles unless overridden). */
@@ -108,6 +149,7 @@ export const PROFILES: Record<ProfileId, QuotaProfile> = {
       'videos.insert': { bucket: 'videos.insert', cost: 1 },
       'videos.batchGetStats': { bucket: 'videos.batchGetStats', cost: 1 },
     },
+    upstreamNames: nameTable(GRANULAR_NAMES),
   },
   'youtube-classic': {
     id: 'youtube-classic',
@@ -122,11 +164,28 @@ export const PROFILES: Record<ProfileId, QuotaProfile> = {
       'search.list': { bucket: 'units', cost: 100 },
       'videos.insert': { bucket: 'units', cost: 1600 },
     },
+    upstreamNames: nameTable({ units: GRANULAR_NAMES['units'] ?? [] }),
   },
 };
 
 export function getProfile(id: ProfileId): QuotaProfile {
   return PROFILES[id];
+}
+
+/**
+ * The profile bucket a quota answer names (its metric first, then its limit), or undefined when the
+ * profile does not know the name.
+ */
+export function bucketOfUpstreamQuota(
+  profile: QuotaProfile,
+  quota: { metric?: string; limit?: string },
+): string | undefined {
+  for (const name of [quota.metric, quota.limit]) {
+    if (name === undefined) continue;
+    const bucket = profile.upstreamNames[upstreamNameKey(name)];
+    if (bucket !== undefined) return bucket;
+  }
+  return undefined;
 }
 
 /** The bucket and cost of a method under a profile, or undefined when the profile does not offer it. */

@@ -2,8 +2,10 @@
  * Turning what came back from the upstream (an HTTP answer or a transport failure) into an
  * `UpstreamError` with a stable code and the right `reached`.
  *
- * HTTP answers: the reason in Google's envelope (`error.errors[0].reason`, or an ErrorInfo reason in
- * `error.details`) decides first, the status second.
+ * HTTP answers: what the body says decides first — the reasons in Google's envelope
+ * (`error.errors[].reason`, ErrorInfo reasons in `error.details`), the rpc `status` and the quota
+ * limit it names (ErrorInfo `metadata.quota_limit`/`quota_unit`, QuotaFailure, the message) — and
+ * the HTTP status second. See docs/upstream.md for the shapes and where they were recorded.
  *
  * Transport failures: 'never' only when we can prove the request was not written: the failure
  * came out of connection establishment (refused, DNS, TLS handshake, connect timeout: the client
@@ -12,9 +14,9 @@
  * have been received and charged: 'maybe'.
  */
 import type { ErrorCode } from '../errors.js';
-import { type Reached, UpstreamError } from './errors.js';
+import { type Reached, UpstreamError, type UpstreamQuota } from './errors.js';
 import { redactText } from './redact.js';
-import { GoogleErrorEnvelopeSchema } from './schemas.js';
+import { type GoogleErrorEnvelope, GoogleErrorEnvelopeSchema } from './schemas.js';
 
 export interface CallContext {
   /** API method name, e.g. 'videos.list'. */
@@ -56,7 +58,54 @@ function cleanMessage(text: string, secret: string): string {
   return safe.length > MAX_MESSAGE ? `${safe.slice(0, MAX_MESSAGE)}…` : safe;
 }
 
-function reasonsOf(body: string): { reasons: string[]; message?: string } {
+interface Envelope {
+  reasons: string[];
+  message?: string;
+  /** The google.rpc status name, e.g. RESOURCE_EXHAUSTED. */
+  rpcStatus?: string;
+  quota?: UpstreamQuota;
+}
+
+const DAY = /PerDay|per day|\/d\//i;
+const SHORT =
+  /PerMinute|PerSecond|PerUser|Per100Seconds|per minute|per second|per user|per 100 seconds|\/min\/|\/s\/|\{user\}/i;
+/** "Quota exceeded for quota metric 'Search Queries' and limit 'Search Queries per day' of service …" */
+const MESSAGE_QUOTA = /quota metric '([^']+)' and limit '([^']+)'/i;
+
+function text(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/**
+ * The limit an answer names: ErrorInfo metadata first, then a QuotaFailure violation, then the
+ * message ("quota metric '…' and limit '…'", or "per day" alone when there are no details).
+ */
+function quotaOf(e: GoogleErrorEnvelope['error']): UpstreamQuota | undefined {
+  const details = e.details ?? [];
+  const meta = details.find(
+    (d) => d.metadata?.['quota_metric'] !== undefined || d.metadata?.['quota_limit'] !== undefined,
+  )?.metadata;
+  const violation = details.flatMap((d) => d.violations ?? []).find((v) => v.quotaMetric ?? v.quotaId);
+  const fromMessage = MESSAGE_QUOTA.exec(e.message ?? '');
+  const metric = text(meta?.['quota_metric']) ?? text(violation?.quotaMetric) ?? fromMessage?.[1];
+  const limit = text(meta?.['quota_limit']) ?? text(violation?.quotaId) ?? fromMessage?.[2];
+  const unit = text(meta?.['quota_unit']);
+  const named = [limit, unit].filter((x): x is string => x !== undefined).join(' ');
+  // Without details, older answers say only "… per day" in the message.
+  const evidence = named !== '' ? named : details.length === 0 ? (e.message ?? '') : '';
+  if (metric === undefined && limit === undefined && unit === undefined && !DAY.test(evidence)) {
+    return undefined;
+  }
+  const period = SHORT.test(evidence) ? 'short' : DAY.test(evidence) ? 'day' : 'unknown';
+  return {
+    period,
+    ...(metric === undefined ? {} : { metric }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(unit === undefined ? {} : { unit }),
+  };
+}
+
+function readEnvelope(body: string): Envelope {
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -70,27 +119,44 @@ function reasonsOf(body: string): { reasons: string[]; message?: string } {
     ...(e.errors ?? []).map((x) => x.reason),
     ...(e.details ?? []).map((x) => x.reason),
   ].filter((r): r is string => typeof r === 'string' && r.length > 0);
-  return e.message === undefined ? { reasons } : { reasons, message: e.message };
+  const quota = quotaOf(e);
+  return {
+    reasons,
+    ...(e.message === undefined ? {} : { message: e.message }),
+    ...(e.status === undefined ? {} : { rpcStatus: e.status }),
+    ...(quota === undefined ? {} : { quota }),
+  };
 }
 
-/** An error for a non-2xx HTTP answer. The upstream answered, so `reached` is 'yes'. */
+/**
+ * An error for a non-2xx HTTP answer. The upstream answered, so `reached` is 'yes'.
+ *
+ * Quota first: `quotaExceeded` / `dailyLimitExceeded`, and any rate-limit answer (429,
+ * `rateLimitExceeded`, `RESOURCE_EXHAUSTED`, ErrorInfo `RATE_LIMIT_EXCEEDED`) whose limit is a
+ * per-day one, are `QG_UPSTREAM_QUOTA_EXCEEDED`: the bucket is gone until the upstream's midnight.
+ * A per-minute or per-user limit, or a rate limit that names no limit, is `QG_UPSTREAM_RATE_LIMITED`.
+ */
 export function errorFromResponse(
   status: number,
   headers: Record<string, string | string[] | undefined>,
   body: string,
   ctx: CallContext,
 ): UpstreamError {
-  const { reasons, message } = reasonsOf(body);
+  const { reasons, message, rpcStatus, quota } = readEnvelope(body);
   const has = (set: Set<string>) => reasons.find((r) => set.has(r));
   let code: ErrorCode;
   let reason = reasons[0];
-  const quota = has(QUOTA_REASONS);
+  const exhausted = has(QUOTA_REASONS);
   const rate = has(RATE_REASONS);
   const key = has(KEY_REASONS);
-  if (quota) {
+  const rateLike = rate !== undefined || status === 429 || rpcStatus === 'RESOURCE_EXHAUSTED';
+  if (exhausted) {
     code = 'QG_UPSTREAM_QUOTA_EXCEEDED';
-    reason = quota;
-  } else if (rate || status === 429) {
+    reason = exhausted;
+  } else if (rateLike && quota?.period === 'day') {
+    code = 'QG_UPSTREAM_QUOTA_EXCEEDED';
+    reason = rate ?? reason ?? 'rateLimitExceeded';
+  } else if (rateLike) {
     code = 'QG_UPSTREAM_RATE_LIMITED';
     reason = rate ?? reason ?? 'rateLimitExceeded';
   } else if (key) {
@@ -109,11 +175,13 @@ export function errorFromResponse(
   }
   const retryAfterMs = parseRetryAfter(headers['retry-after']);
   const text = cleanMessage(message ?? `HTTP ${status}`, ctx.secret);
+  const aboutQuota = code === 'QG_UPSTREAM_QUOTA_EXCEEDED' || code === 'QG_UPSTREAM_RATE_LIMITED';
   return new UpstreamError(code, `${ctx.method}: ${reason ?? `HTTP ${status}`} (${status}): ${text}`, {
     reached: 'yes',
     status,
     ...(reason === undefined ? {} : { reason }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(aboutQuota && quota !== undefined ? { quota } : {}),
     method: ctx.method,
     url: ctx.url,
   });

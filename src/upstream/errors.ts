@@ -9,14 +9,34 @@ import { type ErrorCode, QuotaGuardError, type QuotaGuardErrorOptions } from '..
  */
 export type Reached = 'never' | 'maybe' | 'yes';
 
+/**
+ * The quota limit an answer says was broken, as far as the body names it (ErrorInfo metadata,
+ * QuotaFailure, or the text of the message when there are no details).
+ */
+export interface UpstreamQuota {
+  /**
+   * 'day': a per-day limit, used up until the upstream's midnight. 'short': a per-minute or
+   * per-user limit that frees within moments. 'unknown': the body does not say.
+   */
+  period: 'day' | 'short' | 'unknown';
+  /** The quota metric, e.g. `youtube.googleapis.com/search_list` or its display name `Search Queries`. */
+  metric?: string;
+  /** The limit, e.g. `defaultSearchListPerDayPerProject` or `Search Queries per day`. */
+  limit?: string;
+  /** The limit's unit, e.g. `1/d/{project}`, `1/min/{project}/{user}`. */
+  unit?: string;
+}
+
 export interface UpstreamErrorOptions extends QuotaGuardErrorOptions {
   reached: Reached;
   /** HTTP status when the upstream answered. */
   status?: number;
-  /** Google's `error.errors[0].reason`, e.g. 'quotaExceeded', 'rateLimitExceeded', 'keyInvalid'. */
+  /** The reason that decided the code (`errors[].reason` or an ErrorInfo reason), e.g. 'quotaExceeded'. */
   reason?: string;
   /** Retry-After the upstream asked for, in ms. */
   retryAfterMs?: number;
+  /** The quota limit the answer names, for quota and rate-limit answers. */
+  quota?: UpstreamQuota;
   /** The API method, e.g. 'videos.list'. */
   method?: string;
   /** The request URL with the key redacted (`key=***`). Never the real key. */
@@ -30,6 +50,7 @@ export class UpstreamError extends QuotaGuardError {
   readonly status?: number;
   readonly reason?: string;
   readonly retryAfterMs?: number;
+  readonly quota?: UpstreamQuota;
   readonly method?: string;
   readonly url?: string;
 
@@ -39,6 +60,7 @@ export class UpstreamError extends QuotaGuardError {
     if (options.status !== undefined) this.status = options.status;
     if (options.reason !== undefined) this.reason = options.reason;
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    if (options.quota !== undefined) this.quota = options.quota;
     if (options.method !== undefined) this.method = options.method;
     if (options.url !== undefined) this.url = options.url;
   }

@@ -79,34 +79,34 @@ describe('a realistic corpus', () => {
   });
 
   it('has titles in several languages, with diacritics, Devanagari and emoji, and tags', () => {
-    const titles = [...charts.values()].flat().map((v) => v.snippet.title);
+    const titles = [...charts.values()].flat().map((v) => v.snippet!.title!);
     expect(titles.some((t) => /[äöüß]/i.test(t))).toBe(true);
     expect(titles.some((t) => /[éèêçà]/i.test(t))).toBe(true);
     expect(titles.some((t) => /[ãõç]/i.test(t))).toBe(true);
     expect(titles.some((t) => /\p{Script=Devanagari}/u.test(t))).toBe(true);
     expect(titles.filter((t) => /\p{Extended_Pictographic}/u.test(t)).length).toBeGreaterThan(100);
-    const langs = new Set([...charts.values()].flat().map((v) => v.snippet.defaultLanguage));
+    const langs = new Set([...charts.values()].flat().map((v) => v.snippet!.defaultLanguage));
     expect([...langs].sort()).toEqual(['de', 'en', 'fr', 'hi', 'pt']);
-    for (const v of charts.get('DE')!) expect(v.snippet.tags?.length).toBeGreaterThan(0);
+    for (const v of charts.get('DE')!) expect(v.snippet!.tags?.length).toBeGreaterThan(0);
   });
 
   it('has realistic durations, counts and dates', () => {
     for (const v of [...charts.values()].flat()) {
-      const sec = parseIsoDuration(v.contentDetails.duration);
+      const sec = parseIsoDuration(v.contentDetails!.duration!);
       expect(sec).toBeGreaterThanOrEqual(10);
       expect(sec).toBeLessThanOrEqual(4 * 3600);
-      const views = Number(v.statistics.viewCount);
+      const views = Number(v.statistics!.viewCount!);
       expect(views).toBeGreaterThan(0);
-      if (v.statistics.likeCount !== undefined) expect(Number(v.statistics.likeCount)).toBeLessThan(views);
-      if (v.statistics.commentCount !== undefined)
-        expect(Number(v.statistics.commentCount)).toBeLessThan(views);
-      expect(Date.parse(v.snippet.publishedAt)).toBeLessThan(JAN_15);
-      expect(Date.parse(v.snippet.publishedAt)).toBeGreaterThan(JAN_15 - 10 * 86_400_000);
+      if (v.statistics!.likeCount !== undefined) expect(Number(v.statistics!.likeCount)).toBeLessThan(views);
+      if (v.statistics!.commentCount !== undefined)
+        expect(Number(v.statistics!.commentCount)).toBeLessThan(views);
+      expect(Date.parse(v.snippet!.publishedAt!)).toBeLessThan(JAN_15);
+      expect(Date.parse(v.snippet!.publishedAt!)).toBeGreaterThan(JAN_15 - 10 * 86_400_000);
     }
     const music = charts
       .get('US')!
-      .filter((v) => v.snippet.categoryId === '10' && !v.snippet.title.includes('#shorts'));
-    for (const v of music) expect(parseIsoDuration(v.contentDetails.duration)).toBeLessThan(600);
+      .filter((v) => v.snippet!.categoryId === '10' && !v.snippet!.title!.includes('#shorts'));
+    for (const v of music) expect(parseIsoDuration(v.contentDetails!.duration!)).toBeLessThan(600);
   });
 
   it('moves on over time: a later fetch sees new videos and higher counts', async () => {
@@ -122,8 +122,8 @@ describe('a realistic corpus', () => {
       for (const v of after) {
         const old = before.find((x) => x.id === v.id);
         if (!old) continue;
-        expect(Number(v.statistics.viewCount)).toBeGreaterThanOrEqual(Number(old.statistics.viewCount));
-        if (Number(v.statistics.viewCount) > Number(old.statistics.viewCount)) grew++;
+        expect(Number(v.statistics!.viewCount!)).toBeGreaterThanOrEqual(Number(old.statistics!.viewCount!));
+        if (Number(v.statistics!.viewCount!) > Number(old.statistics!.viewCount!)) grew++;
       }
       expect(grew).toBeGreaterThan(100);
     } finally {
@@ -139,9 +139,9 @@ describe('a realistic corpus', () => {
       const res = await c.videosListByIds(listed.map((v) => v.id));
       expect(res.items.map((v) => v.id)).toEqual(listed.map((v) => v.id));
       res.items.forEach((v, i) => {
-        expect(v.snippet.title).toBe(listed[i]!.snippet.title);
-        expect(Number(v.statistics.viewCount)).toBeGreaterThanOrEqual(
-          Number(listed[i]!.statistics.viewCount),
+        expect(v.snippet!.title!).toBe(listed[i]!.snippet!.title!);
+        expect(Number(v.statistics!.viewCount!)).toBeGreaterThanOrEqual(
+          Number(listed[i]!.statistics!.viewCount!),
         );
       });
       const stats = await c.videosBatchGetStats(listed.map((v) => v.id));
@@ -156,26 +156,26 @@ describe('a realistic corpus', () => {
     const res = await client.searchList({ q: 'POKEMON', maxResults: 50 });
     expect(res.items.length).toBeGreaterThan(0);
     for (const item of res.items)
-      expect(fold(`${item.snippet.title} ${item.snippet.description}`)).toContain('pokemon');
+      expect(fold(`${item.snippet!.title!} ${item.snippet!.description!}`)).toContain('pokemon');
     const found = await client.videosListByIds(res.items.slice(0, 10).map((i) => i.id.videoId!));
     expect(found.items).toHaveLength(Math.min(10, res.items.length));
     const german = await client.searchList({ q: 'übersee', regionCode: 'DE', maxResults: 5 });
     for (const item of german.items)
-      expect(fold(item.snippet.title + item.snippet.description)).toContain('ubersee');
+      expect(fold(item.snippet!.title! + item.snippet!.description!)).toContain('ubersee');
     const none = await client.searchList({ q: 'zzzqqqxxx' });
     expect(none.items).toHaveLength(0);
     expect(none.nextPageToken).toBeUndefined();
   });
 
   it('answers channels.list for the channels its videos name', async () => {
-    const channelIds = [...new Set(charts.get('BR')!.map((v) => v.snippet.channelId))].slice(0, 50);
+    const channelIds = [...new Set(charts.get('BR')!.map((v) => v.snippet!.channelId!))].slice(0, 50);
     const res = await client.channelsList({ ids: channelIds });
     expect(res.items.map((c) => c.id).sort()).toEqual([...channelIds].sort());
     for (const ch of res.items) {
-      const v = charts.get('BR')!.find((x) => x.snippet.channelId === ch.id)!;
-      expect(ch.snippet.title).toBe(v.snippet.channelTitle);
-      expect(ch.snippet.defaultLanguage).toBe(v.snippet.defaultLanguage);
-      expect(DEFAULT_REGIONS).toContain(ch.snippet.country);
+      const v = charts.get('BR')!.find((x) => x.snippet!.channelId === ch.id)!;
+      expect(ch.snippet!.title!).toBe(v.snippet!.channelTitle!);
+      expect(ch.snippet!.defaultLanguage).toBe(v.snippet!.defaultLanguage);
+      expect(DEFAULT_REGIONS).toContain(ch.snippet!.country);
     }
   });
 });

@@ -22,7 +22,7 @@ describe('quota buckets under youtube-2026', () => {
     await client.videosListByIds(page.items.map((v) => v.id));
     await client.videosBatchGetStats(page.items.map((v) => v.id));
     await client.searchList({ q: 'music' });
-    await client.channelsList({ ids: [page.items[0]!.snippet.channelId] });
+    await client.channelsList({ ids: [page.items[0]!.snippet!.channelId!] });
     await client.videoCategoriesList({ regionCode: 'US' });
     expect(sim.requests.map((r) => [r.method, r.bucket, r.cost])).toEqual([
       ['videos.list', 'units', 1],

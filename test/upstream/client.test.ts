@@ -55,12 +55,12 @@ describe('YouTube client against the simulator', () => {
     });
     expect(page.items).toHaveLength(50);
     expect(page.nextPageToken).toBeTruthy();
-    expect(page.pageInfo.resultsPerPage).toBe(50);
+    expect(page.pageInfo!.resultsPerPage).toBe(50);
     const v = page.items[0]!;
     expect(v.kind).toBe('youtube#video');
-    expect(v.snippet.title.length).toBeGreaterThan(0);
-    expect(Number(v.statistics.viewCount)).toBeGreaterThan(0);
-    expect(parseIsoDuration(v.contentDetails.duration)).toBeGreaterThan(0);
+    expect(v.snippet!.title!.length).toBeGreaterThan(0);
+    expect(Number(v.statistics!.viewCount!)).toBeGreaterThan(0);
+    expect(parseIsoDuration(v.contentDetails!.duration!)).toBeGreaterThan(0);
   });
 
   it('looks videos up by id and batch-gets their statistics', async () => {
@@ -72,9 +72,7 @@ describe('YouTube client against the simulator', () => {
     expect(stats.items.map((s) => s.id)).toEqual(ids);
     for (const s of stats.items) {
       expect(Number(s.statistics?.viewCount)).toBeGreaterThan(0);
-      expect(Number(s.contentDetails?.durationMillis)).toBe(
-        parseIsoDuration(s.contentDetails!.duration) * 1000,
-      );
+      expect(parseIsoDuration(s.contentDetails!.duration!)).toBeGreaterThan(0);
     }
     expect(sim.requests.at(-1)).toMatchObject({
       method: 'videos.batchGetStats',
@@ -86,10 +84,10 @@ describe('YouTube client against the simulator', () => {
     const cats = await client.videoCategoriesList({ regionCode: 'DE' });
     expect(cats.items.map((c) => c.id)).toContain('10');
     const page = await client.videosListChart({ regionCode: 'FR', maxResults: 5 });
-    const channelIds = [...new Set(page.items.map((v) => v.snippet.channelId))];
+    const channelIds = [...new Set(page.items.map((v) => v.snippet!.channelId!))];
     const channels = await client.channelsList({ ids: channelIds });
     expect(channels.items.map((c) => c.id).sort()).toEqual([...channelIds].sort());
-    const word = page.items[0]!.snippet.title.split(/\s+/)[0]!;
+    const word = page.items[0]!.snippet!.title!.split(/\s+/)[0]!;
     const found = await client.searchList({ q: word, regionCode: 'FR', maxResults: 10 });
     expect(found.items.length).toBeGreaterThan(0);
     expect(sim.requests.at(-1)).toMatchObject({ method: 'search.list', bucket: 'search.list', cost: 1 });
@@ -137,7 +135,12 @@ describe('response validation', () => {
         pageInfo: { totalResults: 1, resultsPerPage: 1 },
         items: [{ id: 'x' }],
       },
-      { kind: 'youtube#videoListResponse', etag: 'x', items: [] },
+      { kind: 'youtube#searchListResponse', etag: 'x', items: [] },
+      {
+        kind: 'youtube#videoListResponse',
+        items: [{ kind: 'youtube#video', id: 'abc', statistics: { viewCount: 12 } }],
+      },
+      { kind: 'youtube#videoListResponse', nextPageToken: 42, items: [] },
       'not json at all',
     ];
     let i = 0;
