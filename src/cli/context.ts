@@ -1,28 +1,18 @@
 /**
- * What every command needs: the `--config` option, the loaded config, the ledger it names, and a
- * guard on top. `withContext` closes the ledger however the command ends.
+ * What the commands that spend or read the ledger need: the loaded config, the ledger it names, and
+ * a guard on top. `withContext` closes the ledger however the command ends. Commands import this
+ * module inside their actions (`await import`), so a command that does not open a ledger never
+ * loads it.
  */
-import type { Command } from 'commander';
 import pino from 'pino';
 import { type Env, loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../jobs/progress.js';
-import { openLedger } from '../ledger/index.js';
+import { openLedger } from '../ledger/open.js';
 import type { Ledger } from '../ledger/types.js';
-
-export interface ConfigOptions {
-  config?: string;
-}
-
-/** Adds `-c, --config <file>` to a command. */
-export function configOption(cmd: Command): Command {
-  return cmd.option(
-    '-c, --config <file>',
-    'config file (default: $QUOTA_GUARD_CONFIG, else the built-in defaults)',
-  );
-}
+import type { ConfigOptions } from './options.js';
 
 export interface Context {
   config: Config;

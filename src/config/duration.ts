@@ -43,3 +43,13 @@ export function formatDuration(ms: number): string {
   if (s && parts.length < 2 && !d) parts.push(`${s}s`);
   return parts.join(' ') || '0s';
 }
+
+/** `24h`, `1h`, `upstream day`. */
+export function windowLabel(k: { window: 'sliding' | 'upstream-day'; windowMs: number }): string {
+  if (k.window === 'upstream-day') return 'upstream day';
+  const h = k.windowMs / 3_600_000;
+  if (Number.isInteger(h)) return `${h}h`;
+  const m = k.windowMs / 60_000;
+  if (Number.isInteger(m)) return `${m}m`;
+  return `${k.windowMs / 1000}s`;
+}

@@ -2,13 +2,12 @@
  * Run history and region freshness, kept in the ledger's store: `openRunHistory(config.store)` opens
  * the table in the SQLite ledger's file, or the streams on its Redis (one server or a Cluster).
  */
+import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, CredentialConfig, StoreConfig } from '../config/types.js';
 import { bucketWindow } from '../guard/keys.js';
 import type { JobResult } from '../jobs/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { cronRuns } from '../plan/runs.js';
-import { openRedisHistory } from './redis.js';
-import { openSqliteHistory } from './sqlite.js';
 import { type RunHistory, type RunSummary, regionOfJob } from './types.js';
 
 export * from './types.js';
@@ -19,16 +18,14 @@ export async function openRunHistory(store: StoreConfig): Promise<RunHistory> {
     ...(store.commandTimeoutMs !== undefined ? { commandTimeoutMs: store.commandTimeoutMs } : {}),
     ...(store.connectTimeoutMs !== undefined ? { connectTimeoutMs: store.connectTimeoutMs } : {}),
   };
-  const url = store.url.trim();
-  if (url.startsWith('sqlite:')) {
-    let path = url.slice('sqlite:'.length);
-    if (path.startsWith('//')) path = path.slice(2);
-    return openSqliteHistory({ path, ...o });
+  // Only the store the URL names is loaded (as openLedger does).
+  const parsed = parseStoreUrl(store.url);
+  if (parsed.kind === 'sqlite') {
+    const { openSqliteHistory } = await import('./sqlite.js');
+    return openSqliteHistory({ path: parsed.path, ...o });
   }
-  return openRedisHistory(/-cluster:/.test(url) ? 'redis-cluster' : 'redis', url, {
-    ...o,
-    allowUnreachable: true,
-  });
+  const { openRedisHistory } = await import('./redis.js');
+  return openRedisHistory(parsed.kind, parsed.url, { ...o, allowUnreachable: true });
 }
 
 /** Units used in each of the credential's buckets now (their current windows). */

@@ -15,6 +15,7 @@
  * A window is measured the way the ledger measures it: the most spent in any sliding window of the
  * bucket's (or budget's) length, or in any one calendar day of the upstream for `upstream-day`.
  */
+import { windowLabel } from '../config/duration.js';
 import type {
   BucketConfig,
   BudgetConfig,
@@ -541,14 +542,4 @@ function planBucket(
 
 function fmt(n: number): string {
   return new Intl.NumberFormat('en-US').format(n);
-}
-
-/** `24h`, `1h`, `upstream day`. */
-export function windowLabel(k: { window: 'sliding' | 'upstream-day'; windowMs: number }): string {
-  if (k.window === 'upstream-day') return 'upstream day';
-  const h = k.windowMs / 3_600_000;
-  if (Number.isInteger(h)) return `${h}h`;
-  const m = k.windowMs / 60_000;
-  if (Number.isInteger(m)) return `${m}m`;
-  return `${k.windowMs / 1000}s`;
 }

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { demoExitCode } from '../../src/cli/commands/demo.js';
+import { demoExitCode } from '../../src/cli/demo.js';
 import type { JobResult } from '../../src/jobs/types.js';
 import { cli } from '../cli/helpers.js';
 import { tmpPath } from '../jobs/helpers.js';

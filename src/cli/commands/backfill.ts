@@ -5,13 +5,8 @@
  * headroom line or by the budget, 69 store or upstream unavailable, 78 configuration error.
  */
 import type { Command } from 'commander';
-import { runBackfill } from '../../jobs/backfill.js';
-import { backfillProgress } from '../../jobs/progress.js';
-import { jobJson, jobLine } from '../../jobs/summary.js';
-import { cliLogOutput, configOption } from '../context.js';
+import { configOption, type JobCommandOptions, positiveInt } from '../options.js';
 import { action } from '../run.js';
-import { type JobCommandOptions, preflight, withJobs } from './fetch.js';
-import { positiveInt } from './spend.js';
 
 interface BackfillCommandOptions extends JobCommandOptions {
   maxUnits?: number;
@@ -29,6 +24,19 @@ export function register(program: Command): void {
       .option('--json', 'print the result as JSON'),
   ).action(
     action(async (opts: BackfillCommandOptions) => {
+      const [
+        { preflight, withJobs },
+        { cliLogOutput },
+        { runBackfill },
+        { backfillProgress },
+        { jobJson, jobLine },
+      ] = await Promise.all([
+        import('../jobs.js'),
+        import('../context.js'),
+        import('../../jobs/backfill.js'),
+        import('../../jobs/progress.js'),
+        import('../../jobs/summary.js'),
+      ]);
       const { config, credential } = preflight(opts, () => undefined);
       return withJobs(config, async (jobs, signal) => {
         const result = await runBackfill(jobs, {

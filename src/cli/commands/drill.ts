@@ -4,7 +4,7 @@
  * the figures and check them. Exit 0 when every check passes, 70 when one fails.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { type DrillReport, runDrill } from '../../drill/drill.js';
+import type { DrillReport } from '../../drill/drill.js';
 import { ExitCode } from '../../errors.js';
 import { PROFILE_IDS, type ProfileId } from '../../quota/profiles.js';
 import { formatNumber, table } from '../format.js';
@@ -46,6 +46,7 @@ export function register(program: Command): void {
     .option('--keep', 'keep the temporary ledger and cache files')
     .action(
       action(async (opts: DrillCommandOptions) => {
+        const { runDrill } = await import('../../drill/drill.js');
         const progress = opts.json ? undefined : (line: string) => process.stderr.write(`drill: ${line}\n`);
         const report = await runDrill({
           daySeconds: opts.daySeconds,

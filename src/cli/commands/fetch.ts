@@ -5,67 +5,11 @@
  * unavailable, 78 configuration error.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/load.js';
-import type { Config } from '../../config/types.js';
-import { openRunHistory } from '../../history/index.js';
-import { type OpenedJobContext, openJobContext } from '../../jobs/context.js';
-import { abortOnSignals, combinedExitCode, runSideBySide } from '../../jobs/run.js';
-import { jobJson, jobLine, totals } from '../../jobs/summary.js';
-import { runTrending } from '../../jobs/trending.js';
-import { type ConfigOptions, configOption, withContext } from '../context.js';
+import { collect, configOption, type JobCommandOptions } from '../options.js';
 import { action } from '../run.js';
-
-export interface JobCommandOptions extends ConfigOptions {
-  credential?: string;
-  json?: boolean;
-}
 
 interface FetchOptions extends JobCommandOptions {
   region: string[];
-}
-
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-/**
- * Everything a job command checks before it opens a store: the config, the credential, and its
- * API key variable (so a mistake is one line and exit 78, with nothing opened or written).
- */
-export function preflight<T>(
-  opts: JobCommandOptions,
-  check: (config: Config) => T,
-): { config: Config; credential: string; checked: T } {
-  const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
-  const credential = config.credential(opts.credential ?? config.credentials[0]?.id ?? 'default').id;
-  const checked = check(config);
-  config.apiKey(credential);
-  return { config, credential, checked };
-}
-
-/**
- * Open the command's context and the jobs' (cache, upstream clients), run `fn` with an AbortSignal
- * tied to SIGINT/SIGTERM, and close everything however it ends. An unreachable Redis is the
- * store-down policy's business (cheap calls fail open), not an error at open.
- */
-export function withJobs(
-  config: Config,
-  fn: (jobs: OpenedJobContext, signal: AbortSignal) => Promise<number>,
-): Promise<number> {
-  return withContext(
-    {},
-    async (ctx) => {
-      const jobs = openJobContext(ctx, { history: await openRunHistory(config.store) });
-      const { signal, dispose } = abortOnSignals();
-      try {
-        return await fn(jobs, signal);
-      } finally {
-        dispose();
-        await jobs.close();
-      }
-    },
-    { allowUnreachable: true, config },
-  );
 }
 
 export function register(program: Command): void {
@@ -85,6 +29,17 @@ export function register(program: Command): void {
       .option('--json', 'print the results as JSON'),
   ).action(
     action(async (opts: FetchOptions) => {
+      const [
+        { preflight, withJobs },
+        { combinedExitCode, runSideBySide },
+        { jobJson, jobLine, totals },
+        { runTrending },
+      ] = await Promise.all([
+        import('../jobs.js'),
+        import('../../jobs/run.js'),
+        import('../../jobs/summary.js'),
+        import('../../jobs/trending.js'),
+      ]);
       const {
         config,
         credential,

@@ -6,12 +6,10 @@
 import type { Command } from 'commander';
 import { DateTime } from 'luxon';
 import { parseDuration } from '../../config/duration.js';
-import { loadConfig } from '../../config/load.js';
 import { InvalidArgumentError } from '../../errors.js';
-import { openRunHistory, type RunSummary } from '../../history/index.js';
-import type { ConfigOptions } from '../context.js';
-import { configOption } from '../context.js';
+import type { RunSummary } from '../../history/index.js';
 import { formatDuration, formatNumber, table } from '../format.js';
+import { type ConfigOptions, configOption } from '../options.js';
 import { action } from '../run.js';
 
 interface HistoryOptions extends ConfigOptions {
@@ -37,6 +35,10 @@ export function register(program: Command): void {
       .option('--json', 'print one JSON object'),
   ).action(
     action(async (opts: HistoryOptions) => {
+      const [{ loadConfig }, { openRunHistory }] = await Promise.all([
+        import('../../config/load.js'),
+        import('../../history/index.js'),
+      ]);
       const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
       const credentials =
         opts.credential !== undefined

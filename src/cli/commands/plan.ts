@@ -4,11 +4,11 @@
  * change. Exit 0 when it fits, 65 when it does not. Reads only the config: no store, no upstream.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/load.js';
+import { windowLabel } from '../../config/duration.js';
 import { ExitCode } from '../../errors.js';
-import { type BucketPlan, type PlanReport, planBudget, windowLabel } from '../../plan/plan.js';
-import { type ConfigOptions, configOption } from '../context.js';
+import type { BucketPlan, PlanReport } from '../../plan/plan.js';
 import { formatNumber, table } from '../format.js';
+import { type ConfigOptions, configOption } from '../options.js';
 import { action } from '../run.js';
 
 interface PlanOptions extends ConfigOptions {
@@ -25,6 +25,10 @@ export function register(program: Command): void {
       .option('--json', 'print one JSON object'),
   ).action(
     action(async (opts: PlanOptions) => {
+      const [{ loadConfig }, { planBudget }] = await Promise.all([
+        import('../../config/load.js'),
+        import('../../plan/plan.js'),
+      ]);
       const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
       const report = planBudget(config);
       process.stdout.write(

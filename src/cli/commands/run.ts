@@ -5,12 +5,10 @@
  * closes the ledger and the cache and exits 0; a second signal exits 130 at once.
  */
 import type { Command } from 'commander';
-import { abortOnSignals } from '../../jobs/run.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/server.js';
-import { startService } from '../../scheduler/service.js';
-import { configOption, openContext } from '../context.js';
+import type { startService } from '../../scheduler/service.js';
+import { configOption, type JobCommandOptions } from '../options.js';
 import { action } from '../run.js';
-import { type JobCommandOptions, preflight } from './fetch.js';
 
 interface RunOptions extends JobCommandOptions {
   http?: string | boolean;
@@ -32,6 +30,12 @@ export function register(program: Command): void {
       .option('--no-backfill', 'schedule the trending jobs only'),
   ).action(
     action(async (opts: RunOptions) => {
+      const [{ preflight }, { openContext }, { abortOnSignals }, { startService }] = await Promise.all([
+        import('../jobs.js'),
+        import('../context.js'),
+        import('../../jobs/run.js'),
+        import('../../scheduler/service.js'),
+      ]);
       const { config, credential } = preflight(opts, () => undefined);
       const http =
         opts.http === undefined || opts.http === false

@@ -3,13 +3,10 @@
  * calls the upstream and never spends quota; the cache is filled by `fetch` and `backfill`.
  */
 import type { Command } from 'commander';
-import { openCache } from '../../cache/index.js';
 import type { SearchResult } from '../../cache/types.js';
-import { loadConfig } from '../../config/load.js';
-import { type ConfigOptions, configOption } from '../context.js';
 import { formatNumber } from '../format.js';
+import { type ConfigOptions, configOption, positiveInt } from '../options.js';
 import { action } from '../run.js';
-import { positiveInt } from './spend.js';
 
 interface SearchCommandOptions extends ConfigOptions {
   region?: string;
@@ -28,6 +25,10 @@ export function register(program: Command): void {
       .option('--json', 'print the result as JSON'),
   ).action(
     action(async (words: string[], opts: SearchCommandOptions) => {
+      const [{ loadConfig }, { openCache }] = await Promise.all([
+        import('../../config/load.js'),
+        import('../../cache/index.js'),
+      ]);
       const query = words.join(' ');
       const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
       const region = opts.region !== undefined ? config.region(opts.region) : undefined;

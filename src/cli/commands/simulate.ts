@@ -5,10 +5,9 @@
  * be) and its control URL.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import pino from 'pino';
 import { ExitCode } from '../../errors.js';
 import { PROFILE_IDS, type ProfileId } from '../../quota/profiles.js';
-import { type SimulatorOptions, startSimulator } from '../../simulator/index.js';
+import type { SimulatorOptions } from '../../simulator/index.js';
 import { action } from '../run.js';
 
 interface SimulateOptions {
@@ -109,6 +108,10 @@ export function register(program: Command): void {
     .option('--log', 'print one JSON line per request served')
     .action(
       action(async (opts: SimulateOptions) => {
+        const [{ default: pino }, { startSimulator }] = await Promise.all([
+          import('pino'),
+          import('../../simulator/index.js'),
+        ]);
         const logger = opts.log ? pino({ base: null }) : undefined;
         const options: SimulatorOptions = {
           port: opts.port,

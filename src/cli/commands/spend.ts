@@ -3,12 +3,12 @@
  * shell script. Exit 0 when allowed, 75 when denied (with its Retry-After), 69 when the store is
  * down and the call site is fail-closed.
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { TIERS, type Tier } from '../../config/types.js';
 import { ExitCode } from '../../errors.js';
 import type { SpendOutcome } from '../../guard/types.js';
-import { type ConfigOptions, configOption, withContext } from '../context.js';
 import { formatDuration, formatNumber } from '../format.js';
+import { type ConfigOptions, configOption, positiveInt } from '../options.js';
 import { action } from '../run.js';
 
 interface SpendOptions extends ConfigOptions {
@@ -17,11 +17,6 @@ interface SpendOptions extends ConfigOptions {
   tier: Tier;
   tag?: string;
   json?: boolean;
-}
-
-export function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be an integer >= 1');
-  return Number(value);
 }
 
 export function register(program: Command): void {
@@ -36,8 +31,9 @@ export function register(program: Command): void {
       .option('--tag <tag>', 'who spent it, shown by status (default spend:cli)')
       .option('--json', 'print the decision as JSON'),
   ).action(
-    action(async (credential: string, opts: SpendOptions) =>
-      withContext(
+    action(async (credential: string, opts: SpendOptions) => {
+      const { withContext } = await import('../context.js');
+      return withContext(
         opts,
         async ({ guard }) => {
           const outcome = await guard.spend({
@@ -55,8 +51,8 @@ export function register(program: Command): void {
         },
         // An unreachable Redis is the store-down policy's business, not an error at open.
         { allowUnreachable: true },
-      ),
-    ),
+      );
+    }),
   );
 }
 

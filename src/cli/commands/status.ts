@@ -4,9 +4,9 @@
  * spend in the window by region and by method. A table with bars on a terminal, JSON for scripts.
  */
 import type { Command } from 'commander';
-import { type BucketStatus, quotaStatus, type StatusReport } from '../../guard/status.js';
-import { type ConfigOptions, configOption, withContext } from '../context.js';
+import type { BucketStatus, StatusReport } from '../../guard/status.js';
 import { bar, breakdown, formatDuration, formatNumber, table } from '../format.js';
+import { type ConfigOptions, configOption } from '../options.js';
 import { action } from '../run.js';
 
 interface StatusOptions extends ConfigOptions {
@@ -25,6 +25,10 @@ export function register(program: Command): void {
       .option('--credential <id>', 'only this credential'),
   ).action(
     action(async (opts: StatusOptions) => {
+      const [{ withContext }, { quotaStatus }] = await Promise.all([
+        import('../context.js'),
+        import('../../guard/status.js'),
+      ]);
       const report = await withContext(opts, ({ config, ledger }) =>
         quotaStatus(config, ledger, opts.credential !== undefined ? { credential: opts.credential } : {}),
       );

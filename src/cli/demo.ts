@@ -1,0 +1,233 @@
+/**
+ * What `quota-guard demo [--dir DIR]` runs (loaded when the command runs): the main job on embedded defaults, with no Redis and no API key.
+ * Starts the upstream simulator in-process with a throwaway key, points the default config at it
+ * (SQLite ledger and cache in a fresh temporary directory, removed at the end, or in DIR, kept),
+ * runs the 8 regional trending jobs at once through the guard, a short backfill, prints `status`,
+ * searches the cache, and says what happened in a few lines.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import YAML from 'yaml';
+import type { SearchResult } from '../cache/types.js';
+import { loadConfig, parseConfig } from '../config/load.js';
+import type { CredentialConfig } from '../config/types.js';
+import { ExitCode, StoreUnavailableError } from '../errors.js';
+import { createGuard } from '../guard/guard.js';
+import { quotaStatus, type StatusReport } from '../guard/status.js';
+import type { GuardLogger } from '../guard/types.js';
+import { backfillMethod, runBackfill } from '../jobs/backfill.js';
+import { openJobContext } from '../jobs/context.js';
+import { combinedExitCode, runSideBySide } from '../jobs/run.js';
+import { jobLine, totals } from '../jobs/summary.js';
+import { runTrending } from '../jobs/trending.js';
+import type { JobResult } from '../jobs/types.js';
+import { openLedger } from '../ledger/index.js';
+import { startSimulator } from '../simulator/index.js';
+import { renderSearch } from './commands/search.js';
+import { renderStatus } from './commands/status.js';
+import { cliLogger } from './context.js';
+import { formatNumber } from './format.js';
+
+/** The environment variable the demo's credential reads its key from (set only in the demo's own env). */
+const DEMO_KEY_ENV = 'QUOTA_GUARD_DEMO_KEY';
+
+export interface DemoOptions {
+  /** Keep the ledger and cache here (default: a temporary directory, removed at the end). */
+  dir?: string;
+  /** A config file whose credentials, quotas, budgets and regions the demo uses (its store, cache and upstream are replaced). */
+  config?: string;
+  /** Units the short backfill may spend (default 10: 500 videos). */
+  backfillUnits?: number;
+  out?: NodeJS.WritableStream;
+  logger?: GuardLogger;
+  signal?: AbortSignal;
+}
+
+export interface DemoReport {
+  dir: string;
+  kept: boolean;
+  simulatorUrl: string;
+  trending: JobResult[];
+  backfill: JobResult;
+  status: StatusReport;
+  search: { query: string; result: SearchResult };
+  /** Units the simulator charged the demo's project, and what the ledger recorded for it. */
+  upstreamCharged: number;
+  ledgerUsed: number;
+  exitCode: number;
+}
+
+/** Run the demo; what it prints goes to `out` (stdout by default). */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
+  const out = options.out ?? process.stdout;
+  const say = (s: string) => out.write(`${s}\n`);
+  const { raw, regions, credentials } = demoBase(options.config);
+  const kept = options.dir !== undefined;
+  const dir = kept ? resolve(options.dir as string) : mkdtempSync(join(tmpdir(), 'quota-guard-demo-'));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    throw new StoreUnavailableError(`demo directory ${dir} cannot be created (${String(code)})`, {
+      cause: e,
+    });
+  }
+  const logger = options.logger ?? cliLogger({ LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'warn' });
+  const first = credentials[0]!;
+  const key = `demo-${randomBytes(12).toString('hex')}`;
+  const keyOf = (i: number) => `${key}-${i}`;
+  const sim = await startSimulator({
+    port: 0,
+    keys: credentials.map((c, i) => `${keyOf(i)}@${c.id}`),
+    profile: first.profile,
+    quota: first.buckets[first.defaultBucket]?.quota ?? 10_000,
+    buckets: Object.fromEntries(
+      Object.values(first.buckets)
+        .filter((b) => b.id !== first.defaultBucket)
+        .map((b) => [b.id, b.quota]),
+    ),
+    regions,
+  });
+  try {
+    // The user's file (or the defaults) with the demo's store, cache, upstream and keys.
+    const config = parseConfig(
+      {
+        ...raw,
+        store: `sqlite:${join(dir, 'quota.db')}`,
+        cache: { path: join(dir, 'cache.db') },
+        upstream: { ...(raw['upstream'] as object | undefined), baseUrl: sim.url },
+        credentials: credentials.map((c, i) => ({
+          ...(rawCredentials(raw)[i] ?? { id: c.id }),
+          apiKeyEnv: `${DEMO_KEY_ENV}_${i}`,
+        })),
+      },
+      { env: Object.fromEntries(credentials.map((_, i) => [`${DEMO_KEY_ENV}_${i}`, keyOf(i)])) },
+    );
+    const ledger = await openLedger(config.store.url);
+    const guard = createGuard({ config, ledger, logger });
+    const jobs = openJobContext({ config, guard, logger });
+    try {
+      const credential = config.credential(first.id);
+      // A kept directory may hold earlier runs' spend: compare only what this run adds to the ledger
+      // with what this run's simulator (a fresh upstream project) charged.
+      const before = usedBy(await quotaStatus(config, ledger), credential);
+      say(
+        `quota-guard demo: the YouTube Data API simulator on ${sim.origin} (a throwaway key, ${credential.profile} quotas)`,
+      );
+      say(
+        `ledger: embedded SQLite ${join(dir, 'quota.db')}; cache: ${join(dir, 'cache.db')} ` +
+          (kept ? '(kept)' : '(a temporary directory, removed at the end; keep it with --dir DIR)'),
+      );
+      say('');
+      say(
+        `1. trending: ${config.regions.length} regional jobs at once (${config.regions.join(' ')}), every page spent through the guard`,
+      );
+      const signal = options.signal;
+      const trending = await runSideBySide(
+        config.regions.map((region) => runTrending(jobs, { region, ...(signal ? { signal } : {}) })),
+      );
+      for (const r of trending) say(indent(jobLine(r)));
+      const t = totals(trending);
+      say(
+        `   together: ${formatNumber(t.pages)} pages, ${formatNumber(t.videos)} videos (${formatNumber(jobs.cache.stats().videos)} distinct), ${formatNumber(t.units)} units of ${credential.id}/${credential.defaultBucket}`,
+      );
+      say('');
+      const backfillUnits = options.backfillUnits ?? 10;
+      const method = backfillMethod(credential);
+      say(
+        `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier)`,
+      );
+      const backfill = await runBackfill(jobs, { maxUnits: backfillUnits, ...(signal ? { signal } : {}) });
+      say(indent(jobLine(backfill)));
+      say('');
+
+      say('3. status (what `quota-guard status` prints):');
+      const status = await quotaStatus(config, ledger);
+      out.write(indent(renderStatus(status, false)));
+      const ledgerUsed = usedBy(status, credential) - before;
+      const upstreamCharged = sim.charged({ project: credential.id });
+      say('');
+
+      const top = jobs.cache.latestSnapshot(config.regions[0] ?? 'US')?.videos[0];
+      const query = sampleWord(top?.title ?? null) ?? 'music';
+      say(`4. search ${JSON.stringify(query)} in the local cache (no upstream call, no quota):`);
+      const result = jobs.cache.search(query, { limit: 3 });
+      out.write(indent(renderSearch(query, result, jobs.cache.stats().videos)));
+      say('');
+
+      const all = [...trending, backfill];
+      const agree = ledgerUsed === upstreamCharged;
+      const exitCode = demoExitCode(all, ledgerUsed, upstreamCharged);
+      say(
+        `${before > 0 ? 'this run: ' : ''}the ledger recorded ${formatNumber(ledgerUsed)} units and the simulator charged ${formatNumber(upstreamCharged)}: ` +
+          (agree ? 'they agree.' : 'they differ (see the log lines above).') +
+          (before > 0 ? ` (${dir} already held ${formatNumber(before)} units from earlier runs.)` : ''),
+      );
+      say(
+        exitCode === ExitCode.OK
+          ? 'demo finished: every job done, nothing overspent.'
+          : `demo finished with exit code ${exitCode} (${agree ? 'see the lines above' : 'the ledger and the upstream disagree'}).`,
+      );
+      return {
+        dir,
+        kept,
+        simulatorUrl: sim.url,
+        trending,
+        backfill,
+        status,
+        search: { query, result },
+        upstreamCharged,
+        ledgerUsed,
+        exitCode,
+      };
+    } finally {
+      await jobs.close();
+      await ledger.close();
+    }
+  } finally {
+    await sim.close();
+    if (!kept) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The demo's exit code: the jobs' combined code, or 70 when the ledger recorded other units than the
+ * upstream charged (a bug in the accounting, whatever the jobs did).
+ */
+export function demoExitCode(results: readonly JobResult[], recorded: number, charged: number): ExitCode {
+  return recorded === charged ? combinedExitCode(results) : ExitCode.SOFTWARE;
+}
+
+/** Units the ledger holds in every bucket of `credential`. */
+function usedBy(status: StatusReport, credential: CredentialConfig): number {
+  const c = status.credentials.find((x) => x.id === credential.id);
+  return (c?.buckets ?? []).reduce((sum, b) => sum + b.used, 0);
+}
+
+function indent(text: string): string {
+  return text.replace(/^(?=.)/gm, '   ');
+}
+
+/** The raw config the demo starts from (validated first, so a bad file is one line per problem). */
+function demoBase(file: string | undefined): {
+  raw: Record<string, unknown>;
+  regions: readonly string[];
+  credentials: readonly CredentialConfig[];
+} {
+  const config = loadConfig(file !== undefined ? { file } : { env: {} });
+  const raw =
+    file !== undefined ? ((YAML.parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>) : {};
+  return { raw, regions: config.regions, credentials: config.credentials };
+}
+
+function rawCredentials(raw: Record<string, unknown>): Array<Record<string, unknown>> {
+  return Array.isArray(raw['credentials']) ? (raw['credentials'] as Array<Record<string, unknown>>) : [];
+}
+
+/** The first word of at least 5 letters of a title (else its first word). */
+function sampleWord(title: string | null): string | undefined {
+  const words = (title ?? '').match(/\p{L}+/gu) ?? [];
+  return words.find((w) => w.length >= 5) ?? words[0];
+}

@@ -1,0 +1,34 @@
+/**
+ * Options and argument parsers shared by several commands. Like every module a command imports at
+ * the top, it loads nothing but commander: what an action needs is imported when it runs.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+
+export interface ConfigOptions {
+  config?: string;
+}
+
+/** Adds `-c, --config <file>` to a command. */
+export function configOption(cmd: Command): Command {
+  return cmd.option(
+    '-c, --config <file>',
+    'config file (default: $QUOTA_GUARD_CONFIG, else the built-in defaults)',
+  );
+}
+
+/** The options every job command (fetch, backfill, run) takes. */
+export interface JobCommandOptions extends ConfigOptions {
+  credential?: string;
+  json?: boolean;
+}
+
+/** Collects a repeatable option (`-r US -r GB`) into a list. */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** An integer argument >= 1. */
+export function positiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be an integer >= 1');
+  return Number(value);
+}

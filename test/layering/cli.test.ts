@@ -1,0 +1,32 @@
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadedBy, ROOT } from '../harness/imports.js';
+
+const COMMANDS = readdirSync(`${ROOT}/src/cli/commands`).filter((f) => f.endsWith('.ts'));
+
+describe('the CLI loads only what a command uses', () => {
+  it('starting the CLI (and --help) loads no store, config reader, job, logger or simulator', () => {
+    const { files, packages } = loadedBy('src/cli/bin.ts');
+    const heavyPackages = ['ioredis', 'better-sqlite3', 'undici', 'zod', 'yaml', 'pino', 'prom-client'];
+    expect(
+      [...packages].filter((p) => heavyPackages.includes(p) || p === 'node-cron' || p === 'cli-progress'),
+    ).toEqual([]);
+    const heavy = [...files].filter((f) =>
+      /^src\/(ledger|guard\/guard|config\/load|config\/schema|cache|upstream|jobs|simulator|drill|scheduler|plan|history|metrics\/metrics)/.test(
+        f,
+      ),
+    );
+    expect(heavy).toEqual([]);
+  });
+
+  it('commands do not import each other: shared options and helpers have their own modules', () => {
+    expect(COMMANDS.length).toBeGreaterThan(5);
+    for (const c of COMMANDS) {
+      const { files } = loadedBy(`src/cli/commands/${c}`);
+      const others = [...files].filter(
+        (f) => f.startsWith('src/cli/commands/') && f !== `src/cli/commands/${c}`,
+      );
+      expect(others, c).toEqual([]);
+    }
+  });
+});
