@@ -69,6 +69,8 @@ export interface Cache {
     afterCursor?: string | null,
     options?: { refreshedBefore?: number },
   ): RefreshBatch;
+  /** Videos last refreshed at or after `sinceMs` (epoch ms). */
+  countRefreshedSince(sinceMs: number): number;
   getCursor(name: string): string | undefined;
   /** Store a job cursor (`null` clears it). */
   setCursor(name: string, value: string | null): void;
@@ -205,6 +207,10 @@ class SqliteCache implements Cache {
     options: { refreshedBefore?: number } = {},
   ): RefreshBatch {
     return this.run(() => records.videosDueForRefresh(this.db, limit, afterCursor, options.refreshedBefore));
+  }
+
+  countRefreshedSince(sinceMs: number): number {
+    return this.run(() => records.countRefreshedSince(this.db, sinceMs));
   }
 
   getCursor(name: string): string | undefined {

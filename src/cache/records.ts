@@ -131,6 +131,11 @@ export function videosDueForRefresh(
   };
 }
 
+/** Videos last refreshed at or after `sinceMs` (the backfill skips them as too fresh). */
+export function countRefreshedSince(db: Database, sinceMs: number): number {
+  return db.prepare('SELECT count(*) FROM videos WHERE last_refreshed >= ?').pluck().get(sinceMs) as number;
+}
+
 export function getCursor(db: Database, name: string): string | undefined {
   return db.prepare('SELECT value FROM cursors WHERE name = ?').pluck().get(name) as string | undefined;
 }

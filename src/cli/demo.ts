@@ -137,9 +137,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       const backfillUnits = options.backfillUnits ?? 10;
       const method = backfillMethod(credential);
       say(
-        `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier)`,
+        `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier; the demo refreshes videos just fetched, which a real backfill leaves alone for backfill.minAge)`,
       );
-      const backfill = await runBackfill(jobs, { maxUnits: backfillUnits, ...(signal ? { signal } : {}) });
+      const backfill = await runBackfill(jobs, {
+        maxUnits: backfillUnits,
+        minAgeMs: 0,
+        ...(signal ? { signal } : {}),
+      });
       say(indent(jobLine(backfill)));
       say('');
 

@@ -13,6 +13,8 @@ export const DEFAULT_API_KEY_ENV = 'YOUTUBE_API_KEY';
 export const DEFAULT_RESERVE = '5%';
 export const DEFAULT_BACKFILL_HEADROOM = '10%';
 export const DEFAULT_WINDOW = '24h';
+/** The backfill leaves a video alone when it was refreshed less than this long ago. */
+export const DEFAULT_BACKFILL_MIN_AGE_MS = 3_600_000;
 /** The upstream's trending chart holds at most 200 videos: 4 pages of 50. */
 export const DEFAULT_MAX_PAGES = 4;
 

@@ -222,6 +222,7 @@ function resolve(raw: RawConfig, env: Env, problems: Problems): Resolved {
     regions,
     categories,
     schedules,
+    backfill: { minAgeMs: raw.backfill.minAge },
     expected: resolveExpected(raw, credentials, problems),
     maxSleepMs: raw.maxSleep,
     storeDown: { ...raw.storeDown },

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { PROFILE_IDS } from '../quota/profiles.js';
 import {
   DEFAULT_API_KEY_ENV,
+  DEFAULT_BACKFILL_MIN_AGE_MS,
   DEFAULT_BASE_URL,
   DEFAULT_CACHE_PATH,
   DEFAULT_MAX_PAGES,
@@ -161,6 +162,12 @@ export const configSchema = z.strictObject({
     .strictObject({
       trending: trendingSchedule,
       backfill: schedule('30 * * * *', '0s'),
+    })
+    .prefault({}),
+  backfill: z
+    .strictObject({
+      /** A video refreshed less than this long ago (by trending or the backfill) is skipped. */
+      minAge: durationOrZero.default(DEFAULT_BACKFILL_MIN_AGE_MS),
     })
     .prefault({}),
   /** Spending outside the configured jobs (people, scripts), counted by `plan`. */

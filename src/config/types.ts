@@ -110,6 +110,11 @@ export interface StoreConfig {
   connectTimeoutMs?: number;
 }
 
+export interface BackfillConfig {
+  /** A video refreshed less than this many ms ago is not refreshed again (default 1 h). */
+  minAgeMs: number;
+}
+
 export interface StoreDownConfig {
   default: FailPolicy;
   openMaxCost: number;
@@ -128,6 +133,7 @@ export interface Config {
   /** Chart categories per region; an empty list means the whole chart. */
   categories: Record<string, readonly string[]>;
   schedules: { trending: TrendingScheduleConfig; backfill: ScheduleConfig };
+  backfill: BackfillConfig;
   /** Spending outside the configured jobs, counted by `plan`. */
   expected: readonly ExpectedSpendConfig[];
   /** The longest Retry-After a job sleeps through before it stops instead. */

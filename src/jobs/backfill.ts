@@ -4,6 +4,9 @@
  * their units). It calls `videos.batchGetStats` when the credential's profile gives that method its
  * own bucket (the backfill then never competes with trending), else `videos.list` by id.
  *
+ * Stalest first, and never a video refreshed less than `backfill.minAge` ago (1 h by default: a
+ * trending run or the run before just refreshed it); the run says how many it skipped so.
+ *
  * Resumable: a pass over the cache is pinned to the time it started (videos refreshed after that
  * are not due again in the same pass), and its position is a cursor stored in the cache after each
  * batch, so the next run continues where a stopped one left off.
@@ -34,6 +37,8 @@ export interface BackfillOptions extends JobRunOptions {
   maxUnits?: number;
   /** Ids per call, 1–50 (default 50). */
   batchSize?: number;
+  /** Skip videos refreshed less than this many ms ago (default: the config's `backfill.minAge`). */
+  minAgeMs?: number;
   progress?: BackfillProgress;
 }
 
@@ -91,6 +96,9 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
     if (options.maxUnits !== undefined && (!Number.isInteger(options.maxUnits) || options.maxUnits < 1)) {
       throw new InvalidArgumentError('maxUnits', 'must be an integer >= 1');
     }
+    if (options.minAgeMs !== undefined && !(Number.isFinite(options.minAgeMs) && options.minAgeMs >= 0)) {
+      throw new InvalidArgumentError('minAgeMs', 'must be a number of ms >= 0');
+    }
     credentialId = jobCredential(ctx, options.credential);
   } catch (e) {
     return early.guarded(() => Promise.reject(e));
@@ -107,10 +115,14 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
     return await run.guarded(async (): Promise<JobEnd | undefined> => {
       const client = ctx.upstream.get(credentialId);
       const cursor = readCursor(ctx.cache.getCursor(cursorName)) ?? { pass: run.startedAt, after: null };
-      if (progress) progress.start(countDue(ctx, cursor));
+      // Too fresh to refresh: whatever was refreshed within minAge of this run's start.
+      const freshSince = run.startedAt - (options.minAgeMs ?? ctx.config.backfill.minAgeMs);
+      const refreshedBefore = Math.min(cursor.pass, freshSince);
+      run.skipped = ctx.cache.countRefreshedSince(freshSince);
+      if (progress) progress.start(countDue(ctx, cursor.after, refreshedBefore));
       let done = 0;
       for (let batch = 1; batch <= MAX_BATCHES; batch++) {
-        const due = ctx.cache.videosDueForRefresh(batchSize, cursor.after, { refreshedBefore: cursor.pass });
+        const due = ctx.cache.videosDueForRefresh(batchSize, cursor.after, { refreshedBefore });
         if (due.ids.length === 0) {
           ctx.cache.setCursor(cursorName, null);
           return undefined;
@@ -168,11 +180,11 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
 }
 
 /** Videos still due in the pass (for the progress bar's total). */
-function countDue(ctx: JobContext, cursor: PassCursor): number {
+function countDue(ctx: JobContext, from: string | null, refreshedBefore: number): number {
   let n = 0;
-  let after = cursor.after;
+  let after = from;
   for (let i = 0; i < 1_000; i++) {
-    const page = ctx.cache.videosDueForRefresh(10_000, after, { refreshedBefore: cursor.pass });
+    const page = ctx.cache.videosDueForRefresh(10_000, after, { refreshedBefore });
     n += page.ids.length;
     if (page.cursor === null) break;
     after = page.cursor;

@@ -61,6 +61,8 @@ export class JobRun {
   units = 0;
   failOpenUnits = 0;
   videos = 0;
+  /** Videos the run left alone as refreshed too recently (the backfill). */
+  skipped: number | undefined;
   readonly startedAt: number;
   readonly #now: () => number;
 
@@ -128,6 +130,7 @@ export class JobRun {
       units: this.units,
       failOpenUnits: this.failOpenUnits,
       videos: this.videos,
+      ...(this.skipped !== undefined ? { skipped: this.skipped } : {}),
       startedAt: this.startedAt,
       finishedAt,
       ...(end.reason !== undefined ? { reason: end.reason } : {}),
@@ -162,6 +165,7 @@ export class JobRun {
       units: result.units,
       failOpenUnits: result.failOpenUnits,
       videos: result.videos,
+      ...(result.skipped !== undefined ? { skipped: result.skipped } : {}),
       ms: finishedAt - this.startedAt,
       ...(result.resumeAt !== undefined ? { resumeAt: new Date(result.resumeAt).toISOString() } : {}),
       ...(result.errorCode !== undefined ? { code: result.errorCode } : {}),

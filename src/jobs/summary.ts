@@ -15,6 +15,7 @@ export function jobLine(r: JobResult): string {
     plural(r.videos, 'video'),
     plural(r.units, 'unit'),
   ];
+  if (r.skipped) counts.push(`${plural(r.skipped, 'video')} skipped as refreshed too recently`);
   if (r.failOpenUnits > 0)
     counts.push(`${NUMBER.format(r.failOpenUnits)} unrecorded (ledger store down, fail-open)`);
   const ms = formatDuration(Math.max(0, r.finishedAt - r.startedAt));

@@ -37,6 +37,8 @@ export interface JobResult {
   failOpenUnits: number;
   /** Videos written to the cache. */
   videos: number;
+  /** The backfill: videos left alone because they were refreshed less than `backfill.minAge` ago. */
+  skipped?: number;
   startedAt: number;
   finishedAt: number;
   /** One line: why the run ended early (absent when done without remark). Never holds a secret. */

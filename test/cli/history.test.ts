@@ -16,6 +16,8 @@ beforeAll(async () => {
     upstream: { baseUrl: sim.url },
     credentials: [{ id: 'default', apiKeyEnv: 'QG_HISTORY_TEST_KEY' }],
     regions: ['US', 'GB'],
+    // The backfill refreshes what fetch has just cached.
+    backfill: { minAge: 0 },
   });
 });
 

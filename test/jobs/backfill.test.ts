@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openCache } from '../../src/cache/index.js';
 import { backfillCursorName, backfillProgress, runBackfill, runTrending } from '../../src/jobs/index.js';
+import { jobLine } from '../../src/jobs/summary.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { capture } from '../guard/helpers.js';
 import { type Rig, rig, used } from './helpers.js';
@@ -147,6 +149,73 @@ describe('backfill job', () => {
         exitCode: 64,
         errorCode: 'QG_INVALID_ARGUMENT',
       });
+    } finally {
+      await r.close();
+    }
+  });
+});
+
+describe('backfill order and freshness', () => {
+  /**
+   * `n` videos of a region's chart that are not in `taken`, written to the cache as last refreshed
+   * `agoMs` ago (through a second connection with its clock set back).
+   */
+  async function cachedAgo(r: Rig, region: string, n: number, agoMs: number, taken: Set<string>) {
+    const page = await r.upstream.get('default').videosListChart({ regionCode: region, maxResults: 50 });
+    const videos = page.items.filter((v) => !taken.has(v.id)).slice(0, n);
+    expect(videos).toHaveLength(n);
+    const past = openCache(r.config.cache.path, { now: () => Date.now() - agoMs });
+    try {
+      past.upsertVideos(videos);
+    } finally {
+      past.close();
+    }
+    for (const v of videos) taken.add(v.id);
+    return videos.map((v) => v.id);
+  }
+
+  it('refreshes the stalest first and skips what was refreshed less than backfill.minAge ago, saying how many', async () => {
+    const r = await rig({ sim, config: { backfill: { minAge: '1h' } } });
+    try {
+      const fresh = await seed(r); // refreshed just now by the trending run
+      const taken = new Set(fresh);
+      const stalest = await cachedAgo(r, 'IN', 20, 3 * 3_600_000, taken);
+      const stale = await cachedAgo(r, 'BR', 20, 2 * 3_600_000, taken);
+      const justBefore = await cachedAgo(r, 'AU', 5, 30 * 60_000, taken); // 30 minutes: too fresh
+      const at = (id: string) => r.cache.getVideo(id)!.lastRefreshed;
+      const freshAt = new Map(fresh.map((id) => [id, at(id)]));
+
+      // One call of 30 ids: the 30 stalest, all 20 of the oldest group and 10 of the next.
+      const one = await runBackfill(r, { maxUnits: 1, batchSize: 30 });
+      expect(one).toMatchObject({ outcome: 'done', pages: 1, units: 1, skipped: fresh.length + 5 });
+      const start = one.startedAt;
+      expect(stalest.filter((id) => at(id) >= start)).toHaveLength(20);
+      expect(stale.filter((id) => at(id) >= start)).toHaveLength(10);
+
+      // The rest of the pass: the other 10, never the fresh ones.
+      const rest = await runBackfill(r, { batchSize: 30 });
+      expect(rest).toMatchObject({ outcome: 'done', pages: 1, units: 1 });
+      expect(stale.every((id) => at(id) >= start)).toBe(true);
+      expect(justBefore.every((id) => at(id) < start)).toBe(true);
+      expect(fresh.every((id) => at(id) === freshAt.get(id))).toBe(true);
+
+      // Straight after, everything is fresh: nothing spent, everything skipped and said so.
+      const again = await runBackfill(r);
+      expect(again).toMatchObject({ outcome: 'done', pages: 0, units: 0, skipped: fresh.length + 45 });
+      expect(jobLine(again)).toContain(`${fresh.length + 45} videos skipped as refreshed too recently`);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('refreshes everything again with minAge 0', async () => {
+    const r = await rig({ sim, config: { backfill: { minAge: 0 } } });
+    try {
+      const ids = await seed(r);
+      const first = await runBackfill(r);
+      expect(first).toMatchObject({ outcome: 'done', pages: Math.ceil(ids.length / 50), skipped: 0 });
+      const again = await runBackfill(r);
+      expect(again).toMatchObject({ outcome: 'done', pages: first.pages, videos: first.videos, skipped: 0 });
     } finally {
       await r.close();
     }

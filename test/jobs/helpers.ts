@@ -62,6 +62,8 @@ export async function rig(options: RigOptions = {}): Promise<Rig> {
   const config: Config = parseConfig(
     {
       cache: { path: tmpPath('cache.db') },
+      // Jobs tests backfill videos a trending run has just cached.
+      backfill: { minAge: 0 },
       ...raw,
       upstream: { baseUrl: sim.url, timeout: '5s', ...(raw['upstream'] as object | undefined) },
       credentials: (raw['credentials'] as Array<Record<string, unknown>> | undefined)?.map((c) => ({
