@@ -20,6 +20,7 @@ import { bucketOfUpstreamQuota, getProfile } from '../quota/profiles.js';
 import { nextMidnight } from '../quota/time.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
+import { explainLedgerError } from './explain.js';
 import { bucketWindow, type PlannedBudget, planSpend } from './keys.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import type {
@@ -208,7 +209,7 @@ export class Guard {
         tag,
       });
     } catch (e) {
-      if (!isStoreDown(e)) throw e;
+      if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return this.#storeDown(base, args, e);
     }
     const outcome = this.#fromDecision(base, plan, d, now);

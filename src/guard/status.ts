@@ -5,6 +5,7 @@
  */
 import type { BucketConfig, Config, CredentialConfig, Tier } from '../config/types.js';
 import type { Ledger, Snapshot } from '../ledger/types.js';
+import { explainLedgerError } from './explain.js';
 import { bucketWindow, budgetKey, paceKey } from './keys.js';
 
 export const FREES_UP_AMOUNTS = [1, 50, 100] as const;
@@ -190,7 +191,13 @@ export async function quotaStatus(
     const buckets: BucketStatus[] = [];
     let latestBlock: number | undefined;
     for (const b of Object.values(c.buckets)) {
-      const { blockedAt, storeNow: at, ...s } = await bucketStatus(ledger, c, b, now);
+      const {
+        blockedAt,
+        storeNow: at,
+        ...s
+      } = await bucketStatus(ledger, c, b, now).catch((e: unknown) => {
+        throw explainLedgerError(e, config, c, now);
+      });
       storeNow ??= at;
       if (blockedAt !== undefined && (latestBlock === undefined || blockedAt > latestBlock))
         latestBlock = blockedAt;

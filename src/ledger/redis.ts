@@ -34,38 +34,38 @@ const QUIT_TIMEOUT_MS = 300;
 
 const UNAVAILABLE_REPLIES = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READONLY|NOREPLICAS)\b/;
 
-/** Map whatever ioredis threw to the ledger's errors. Never includes a password. */
-export function mapRedisError(e: unknown, what: string): unknown {
+/**
+ * Map whatever ioredis threw to the ledger's errors. Never includes a password. `where` is the
+ * server's address (see `redisAddress`), so the operator knows which Redis to look at.
+ */
+export function mapRedisError(e: unknown, what: string, where?: string): unknown {
   if (e instanceof QuotaGuardError) return e;
   const err = e as { name?: string; message?: string };
   const message = String(err?.message ?? e);
+  const ledger = where !== undefined ? `Redis ledger at ${where}` : 'Redis ledger';
   if (err?.name === 'ReplyError') {
     if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(message)) {
       return new QuotaGuardError(
         'QG_CONFIG_INVALID',
-        `Redis ledger: ${what}: authentication failed (${message.split(' ')[0]}); check the user and password of the store URL`,
+        `${ledger}: ${what}: authentication failed (${message.split(' ')[0]}); check the user and password of the store URL`,
       );
     }
     if (UNAVAILABLE_REPLIES.test(message)) {
-      return new StoreUnavailableError(`Redis ledger: ${what} failed: ${message.split('\n')[0]}`, {
+      return new StoreUnavailableError(`${ledger}: ${what} failed: ${message.split('\n')[0]}`, {
         cause: e,
       });
     }
     if (/^WRONGTYPE\b/.test(message)) {
-      return new QuotaGuardError(
-        'QG_STORE_CORRUPT',
-        `Redis ledger: ${what}: a ledger key holds another type`,
-        {
-          cause: e,
-        },
-      );
+      return new QuotaGuardError('QG_STORE_CORRUPT', `${ledger}: ${what}: a ledger key holds another type`, {
+        cause: e,
+      });
     }
-    return new QuotaGuardError('QG_INTERNAL', `Redis ledger: ${what} failed: ${message.split('\n')[0]}`, {
+    return new QuotaGuardError('QG_INTERNAL', `${ledger}: ${what} failed: ${message.split('\n')[0]}`, {
       cause: e,
     });
   }
   // Connection refused/reset, command timeout, stream not writeable, cluster slots not reachable…
-  return new StoreUnavailableError(`Redis ledger: ${what} failed: ${message.split('\n')[0]}`, { cause: e });
+  return new StoreUnavailableError(`${ledger}: ${what} failed: ${message.split('\n')[0]}`, { cause: e });
 }
 
 function baseOptions(o: OpenLedgerOptions): RedisOptions {
@@ -112,13 +112,25 @@ export async function openRedisBackend(
   o: OpenLedgerOptions,
 ): Promise<LedgerBackend> {
   const client = await connectRedis(kind, url, o);
-  return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''));
+  return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''), redisAddress(url));
 }
 
 /**
  * A connected client with the ledger's failure policy (short timeouts, no offline queue, reconnects
  * forever). Other records kept in the ledger's store (the run history) connect the same way.
  */
+/** `host:port` of a Redis URL (of every node of a Cluster URL), without user or password. */
+export function redisAddress(url: string): string {
+  const cluster = parseClusterUrl(url);
+  if (cluster) return cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '6379'}`;
+  } catch {
+    return 'an invalid URL';
+  }
+}
+
 export async function connectRedis(
   kind: Extract<LedgerKind, 'redis' | 'redis-cluster'>,
   url: string,
@@ -155,14 +167,21 @@ export async function connectRedis(
     await connect(client, o);
   } catch (e) {
     const nodeError = (lastError as { lastNodeError?: unknown } | undefined)?.lastNodeError;
-    const auth = mapRedisError(nodeError ?? lastError, 'connect');
+    const where = redisAddress(url);
+    const auth = mapRedisError(nodeError ?? lastError, 'connect', where);
     if (auth instanceof QuotaGuardError && auth.code === 'QG_CONFIG_INVALID') {
       client.disconnect();
       throw auth;
     }
     if (!o.allowUnreachable) {
       client.disconnect();
-      throw mapRedisError(e, 'connect');
+      // The socket's own error (connection refused, unknown host) says more than the client's
+      // "Connection is closed"; the hint names what the operator can change.
+      const why = (nodeError ?? lastError ?? e) as { message?: unknown };
+      throw new StoreUnavailableError(
+        `Redis ledger at ${where}: cannot connect (${String(why?.message ?? why).split('\n')[0]}); check that Redis runs there and the store address (the config's \`store\`, else $REDIS_URL)`,
+        { cause: e },
+      );
     }
   }
   return client;
@@ -179,8 +198,8 @@ function mayStillRun(e: unknown): boolean {
   return !/^(Stream isn't writeable|Cluster isn't ready)/.test(String(err?.message ?? ''));
 }
 
-function spendFailed(e: unknown, req: BackendSpend): never {
-  const err = mapRedisError(e, 'spend');
+function spendFailed(e: unknown, req: BackendSpend, where: string): never {
+  const err = mapRedisError(e, 'spend', where);
   if (err instanceof StoreUnavailableError && mayStillRun(e)) {
     let windowMs = 0;
     for (const b of req.budgets) windowMs = Math.max(windowMs, b.windowMs);
@@ -197,17 +216,21 @@ class RedisBackend implements LedgerBackend {
   #corked: Redis['stream'] | undefined;
   #held = 0;
 
-  constructor(kind: LedgerKind, client: Redis | Cluster, scripts: LedgerScripts) {
+  /** The server's address, for error messages. */
+  readonly #where: string;
+
+  constructor(kind: LedgerKind, client: Redis | Cluster, scripts: LedgerScripts, where: string) {
     this.kind = kind;
     this.#client = client;
     this.#scripts = scripts;
+    this.#where = where;
   }
 
   async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (e) {
-      throw mapRedisError(e, what);
+      throw mapRedisError(e, what, this.#where);
     }
   }
 
@@ -227,7 +250,7 @@ class RedisBackend implements LedgerBackend {
   spend(req: BackendSpend): Promise<Decision> {
     if (req.budgets.length > 1) this.#checkSlots(req.budgets.map((b) => b.key));
     this.#holdWrites();
-    const decision = this.#scripts.spend(req, spendFailed);
+    const decision = this.#scripts.spend(req, (e, r) => spendFailed(e, r, this.#where));
     if (this.#corked && ++this.#held >= MAX_HELD_WRITES) this.#flush();
     return decision;
   }

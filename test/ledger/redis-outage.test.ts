@@ -68,6 +68,9 @@ describe('Redis ledger when Redis goes away', () => {
     const spend = await timed(ledger.spend({ budgets: B, cost: 1 }));
     expect(spend.error).toBeInstanceOf(StoreUnavailableError);
     expect(spend.error).toMatchObject({ code: 'QG_STORE_UNAVAILABLE', exitCode: 69 });
+    expect((spend.error as Error).message).toMatch(
+      new RegExp(`^Redis ledger at ${new URL(s.url).host}: spend failed`),
+    );
     expect(spend.ms).toBeLessThan(3000);
     const peek = await timed(ledger.peek({ key: B[0]!.key, windowMs: HOUR }));
     expect(peek.error).toMatchObject({ code: 'QG_STORE_UNAVAILABLE' });
