@@ -14,7 +14,8 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Cache, openCache } from '../src/cache/index.js';
-import { fold, matchExpression, parseQuery } from '../src/cache/query.js';
+import { matchExpression, parseQuery } from '../src/cache/query.js';
+import { tokens } from '../src/cache/tokenize.js';
 import { DEFAULT_REGIONS } from '../src/config/index.js';
 import { rng } from '../src/simulator/rng.js';
 import { Corpus } from './cache-corpus.js';
@@ -317,7 +318,7 @@ export async function run(): Promise<void> {
     ['5-letter prefix', 5],
   ] as const) {
     const qs = queries(corpus, { name: '', ranks: [100, 20_000] }, 'word', 60, 99 + len)
-      .map((w) => fold(w).slice(0, len))
+      .map((w) => (tokens(w)[0] ?? '').slice(0, len))
       .filter((w) => w.length === len)
       .map((w) => `${w}*`);
     const { lat, routes } = searchLatencies(cache, qs, 5);

@@ -6,6 +6,7 @@
  * Rebuilt as a whole, in one transaction, when it has gone stale (see `hotIsStale`).
  */
 import type { Database } from 'better-sqlite3';
+import { INDEX_COLS } from './ingest.js';
 import { FTS_COLUMNS } from './schema.js';
 
 const TEXT_COLS = FTS_COLUMNS.join(', ');
@@ -93,7 +94,7 @@ export function rebuildHot(db: Database, size: number, now: number): number {
       }
       db.exec(
         `INSERT INTO hot_fts (rowid, ${TEXT_COLS})
-           SELECT v.vid, ${FTS_COLUMNS.map((c) => `v.${c}`).join(', ')}
+           SELECT v.vid, ${INDEX_COLS}
            FROM hot_videos h JOIN videos v ON v.vid = h.vid ORDER BY h.vid;
          INSERT INTO hot_fts (hot_fts) VALUES ('optimize');`,
       );

@@ -11,7 +11,8 @@
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { InvalidArgumentError } from '../errors.js';
-import { FTS_COLUMNS } from './schema.js';
+import { FTS_COLUMNS, resetIndexIfTokenizerChanged } from './schema.js';
+import { indexText, indexTextSql, registerIndexText } from './tokenize.js';
 import type { IngestResult, TrendingPage, VideoResource } from './types.js';
 import { rowValues, toRow, VIDEO_COLUMNS, type VideoRow } from './video.js';
 
@@ -24,6 +25,8 @@ interface ExistingRow {
 }
 
 const TEXT_COLS = FTS_COLUMNS.join(', ');
+/** The columns' index text, computed in SQL from `videos` (see tokenize.ts). */
+export const INDEX_COLS = FTS_COLUMNS.map((c) => indexTextSql(c)).join(', ');
 const MAX_PAGE = 1000;
 /** A region code as charts are stored under it (and searches filter by it). */
 export const REGION_CODE = /^[A-Za-z0-9_-]{1,16}$/;
@@ -53,6 +56,8 @@ export class Writer {
     db: Database,
     private readonly indexBatch: number,
   ) {
+    registerIndexText(db);
+    resetIndexIfTokenizerChanged(db);
     this.findVideo = db.prepare(`SELECT vid, ${TEXT_COLS} FROM videos WHERE id = ?`);
     const valueMarks = VIDEO_COLUMNS.map(() => '?').join(', ');
     this.insertVideo = db.prepare(
@@ -79,7 +84,7 @@ export class Writer {
     this.maxVid = db.prepare<[], number | null>('SELECT max(vid) FROM videos').pluck();
     this.indexRange = db.prepare(
       `INSERT INTO videos_fts (rowid, ${TEXT_COLS})
-       SELECT vid, ${TEXT_COLS} FROM videos WHERE vid > ? AND vid <= ? ORDER BY vid`,
+       SELECT vid, ${INDEX_COLS} FROM videos WHERE vid > ? AND vid <= ? ORDER BY vid`,
     );
     const marks = FTS_COLUMNS.map(() => '?').join(', ');
     this.ftsDelete = db.prepare(
@@ -177,16 +182,19 @@ export class Writer {
     ];
     const before = [old.title, old.tags, old.description, old.channel_title];
     const textChanged = next.some((v, k) => v !== before[k]);
-    // Already indexed rows must leave the index with exactly the text they entered it with.
+    // An indexed row leaves the index with exactly the tokens it entered it with (FTS5's
+    // 'delete' of a contentless table takes them from the values given), then re-enters it.
     if (textChanged) {
+      const oldText = before.map(indexText);
+      const newText = next.map(indexText);
       if (old.vid <= (this.getMark.get() ?? 0)) {
-        this.ftsDelete.run(old.vid, ...before);
-        this.ftsInsert.run(old.vid, ...next);
+        this.ftsDelete.run(old.vid, ...oldText);
+        this.ftsInsert.run(old.vid, ...newText);
         this.generation++;
       }
       if (this.isHot.get(old.vid)) {
-        this.hotDelete.run(old.vid, ...before);
-        this.hotInsert.run(old.vid, ...next);
+        this.hotDelete.run(old.vid, ...oldText);
+        this.hotInsert.run(old.vid, ...newText);
       }
     }
     this.updateVideo.run(...values, now, old.vid);

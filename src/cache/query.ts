@@ -7,18 +7,20 @@
  *   -minecraft         exclude a word, a phrase (-"let's play") or a prefix (-mine*)
  *
  * Everything else is plain text: parentheses, AND/OR/NOT/NEAR, colons and carets have no special
- * meaning, and a missing closing quote ends the phrase at the end of the query. Words are split
- * and folded the way the index does it (letters and digits; case and diacritics folded), so the
- * expression handed to FTS5 only ever contains letters, digits, spaces, quotes and `*`.
+ * meaning, and a missing closing quote ends the phrase at the end of the query. Words become
+ * tokens with the index's own function (tokenize.ts), so the expression handed to FTS5 only ever
+ * contains tokens (letters, digits, kept marks), spaces, quotes and `*`. A word that is several
+ * tokens (`don't`, `公式ミュージック`) is searched as a phrase of them.
  */
 import { QueryInvalidError } from './errors.js';
+import { tokens as tokenize } from './tokenize.js';
 
 export const MAX_QUERY_CHARS = 1000;
 export const MAX_TERMS = 32;
 export const MIN_PREFIX = 2;
 
 export interface QueryTerm {
-  /** Folded tokens, as the index stores them. A phrase has several. */
+  /** Tokens, as the index stores them (tokenize.ts). A phrase has several. */
   tokens: string[];
   /** The last token is a prefix. */
   prefix: boolean;
@@ -29,19 +31,6 @@ export interface QueryTerm {
 export interface ParsedQuery {
   include: QueryTerm[];
   exclude: QueryTerm[];
-}
-
-const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
-const MARKS = /\p{M}+/gu;
-
-/** Fold case and diacritics the way `unicode61 remove_diacritics 2` does (close enough to route queries). */
-export function fold(text: string): string {
-  return text.normalize('NFD').replace(MARKS, '').toLowerCase();
-}
-
-/** Split and fold text the way the index does. */
-export function foldTokens(text: string): string[] {
-  return fold(text).match(TOKEN) ?? [];
 }
 
 function makeTerm(tokens: string[], prefix: boolean): QueryTerm {
@@ -92,7 +81,7 @@ export function parseQuery(input: string): ParsedQuery {
       }
       text = word;
     }
-    const tokens = foldTokens(text);
+    const tokens = tokenize(text);
     if (tokens.length === 0) continue; // punctuation, emoji, a lone `*` or `-`: nothing to match
     if (prefix) {
       const last = tokens[tokens.length - 1]!;

@@ -6,18 +6,31 @@
 import type { Database } from 'better-sqlite3';
 import { APPLICATION_ID, type StoreFormat } from '../sqlite/index.js';
 import { CacheSchemaError } from './errors.js';
+import { TOKENIZER_VERSION } from './tokenize.js';
 
 /** FTS5 column order; bm25 weights below follow it (title above tags above description). */
 export const FTS_COLUMNS = ['title', 'tags', 'description', 'channel_title'] as const;
 export const BM25_WEIGHTS = [10, 4, 1, 2] as const;
 export const BM25 = (table: string): string => `bm25(${table}, ${BM25_WEIGHTS.join(', ')})`;
 
-const TOKENIZE = `tokenize = 'unicode61 remove_diacritics 2'`;
+/** Version 1's index: FTS5 read and folded the text itself. */
+function ftsTableV1(name: string): string {
+  return `CREATE VIRTUAL TABLE ${name} USING fts5(${FTS_COLUMNS.join(', ')},
+    content = 'videos', content_rowid = 'vid', tokenize = 'unicode61 remove_diacritics 2')`;
+}
 
+/**
+ * Since version 2: the index holds the tokens of tokenize.ts (written as space-separated words,
+ * which FTS5's `ascii` tokenizer takes as they are). Contentless, because the indexed text is not
+ * the stored text; a row leaves the index with FTS5's 'delete' and its old index text.
+ */
 function ftsTable(name: string): string {
   return `CREATE VIRTUAL TABLE ${name} USING fts5(${FTS_COLUMNS.join(', ')},
-    content = 'videos', content_rowid = 'vid', ${TOKENIZE})`;
+    content = '', tokenize = 'ascii')`;
 }
+
+/** An index batch of thousands of rows fits in one in-memory hash, so it becomes one segment. */
+const HASHSIZE = `INSERT INTO videos_fts (videos_fts, rank) VALUES ('hashsize', ${16 * 2 ** 20})`;
 
 const MIGRATIONS: readonly string[] = [
   // 1: videos, trending snapshots, job state, the full-text index and the hot index.
@@ -88,10 +101,23 @@ const MIGRATIONS: readonly string[] = [
 
   CREATE TABLE hot_videos (vid INTEGER PRIMARY KEY);
 
+  ${ftsTableV1('videos_fts')};
+  ${ftsTableV1('hot_fts')};
+  ${HASHSIZE};
+  `,
+  // 2: one tokenization for index and query (tokenize.ts). The old index's tokens are not the new
+  // ones, so both indexes are recreated empty and the index mark goes back to 0: the rows are
+  // re-indexed from `videos` on open, by the usual catch-up.
+  `
+  DROP TABLE videos_fts;
+  DROP TABLE hot_fts;
   ${ftsTable('videos_fts')};
   ${ftsTable('hot_fts')};
-  -- An index batch of thousands of rows fits in one in-memory hash, so it becomes one segment.
-  INSERT INTO videos_fts (videos_fts, rank) VALUES ('hashsize', ${16 * 2 ** 20});
+  ${HASHSIZE};
+  DELETE FROM hot_videos;
+  DELETE FROM meta WHERE key IN ('hot_built_at', 'hot_built_mark');
+  UPDATE meta SET value = 0 WHERE key = 'indexed_upto';
+  INSERT INTO meta (key, value) VALUES ('tokenizer', '${TOKENIZER_VERSION}');
   `,
 ];
 
@@ -116,4 +142,26 @@ export function cachePragmas(db: Database, opts: { cacheMiB: number }): void {
   db.pragma('foreign_keys = ON');
   db.pragma(`cache_size = -${Math.max(2, Math.floor(opts.cacheMiB)) * 1024}`);
   db.pragma('temp_store = MEMORY');
+}
+
+/**
+ * ICU's word dictionaries come with Node: a cache indexed under another ICU (or other rules) would
+ * hold tokens a query no longer produces. Such a cache's indexes are emptied and the mark reset,
+ * so the rows are re-indexed from `videos` by the catch-up on open, as after the migration to 2.
+ */
+export function resetIndexIfTokenizerChanged(db: Database): void {
+  const stored = () => db.prepare(`SELECT value FROM meta WHERE key = 'tokenizer'`).pluck().get();
+  if (stored() === TOKENIZER_VERSION) return;
+  db.transaction(() => {
+    if (stored() === TOKENIZER_VERSION) return;
+    db.exec(`
+      INSERT INTO videos_fts (videos_fts) VALUES ('delete-all');
+      INSERT INTO hot_fts (hot_fts) VALUES ('delete-all');
+      DELETE FROM hot_videos;
+      DELETE FROM meta WHERE key IN ('hot_built_at', 'hot_built_mark');
+      UPDATE meta SET value = 0 WHERE key = 'indexed_upto';`);
+    db.prepare(
+      `INSERT INTO meta (key, value) VALUES ('tokenizer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    ).run(TOKENIZER_VERSION);
+  }).immediate();
 }

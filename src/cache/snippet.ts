@@ -1,27 +1,12 @@
 /**
- * Snippets with the matched words highlighted, computed from the stored text in JS: the same
- * folding as the query (case and diacritics), the same term semantics (word, prefix, phrase).
- * FTS5's snippet() would have to set up every term's iterator across every index segment for each
- * hit, which costs more than the ranking for rare words; the hits are only a page of rows.
+ * Snippets with the matched words highlighted, computed from the stored text in JS with the
+ * tokens of the index (tokenize.ts) and the same term semantics (word, prefix, phrase). FTS5's
+ * snippet() would have to set up every term's iterator across every index segment for each hit,
+ * which costs more than the ranking for rare words; the hits are only a page of rows.
  */
-import { fold, type QueryTerm } from './query.js';
+import type { QueryTerm } from './query.js';
+import { type Token, tokenSpans } from './tokenize.js';
 import { parseTags } from './video.js';
-
-const TOKEN = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu;
-
-interface Token {
-  start: number;
-  end: number;
-  folded: string;
-}
-
-function tokenize(text: string): Token[] {
-  const out: Token[] = [];
-  for (const m of text.matchAll(TOKEN)) {
-    out.push({ start: m.index, end: m.index + m[0].length, folded: fold(m[0]) });
-  }
-  return out;
-}
 
 /** Per token: -1, or the index of the first token of the match it belongs to (a phrase spans several). */
 function matches(tokens: Token[], terms: readonly QueryTerm[]): Int32Array {
@@ -32,7 +17,7 @@ function matches(tokens: Token[], terms: readonly QueryTerm[]): Int32Array {
       let ok = true;
       for (let k = 0; k < n && ok; k++) {
         const want = term.tokens[k]!;
-        const got = tokens[i + k]!.folded;
+        const got = tokens[i + k]!.token;
         ok = term.prefix && k === n - 1 ? got.startsWith(want) : got === want;
       }
       if (ok) for (let k = 0; k < n; k++) if (hit[i + k] === -1) hit[i + k] = i;
@@ -56,7 +41,7 @@ export function snippet(
   [open, close]: readonly [string, string],
   maxTokens = 24,
 ): Snippet {
-  const tokens = tokenize(text);
+  const tokens = tokenSpans(text);
   if (tokens.length === 0) return { text: text.trim(), matched: false };
   const group = matches(tokens, terms);
   const hit = Array.from(group, (g) => g >= 0);
@@ -81,27 +66,30 @@ export function snippet(
     from = best;
     to = from + maxTokens;
   }
-  let out = from > 0 ? '…' : '';
-  let cursor = tokens[from]!.start;
-  if (from === 0) out += text.slice(0, cursor);
+  // Characters to highlight: each match from its first token's start to its last token's end (a
+  // phrase is one highlight; katakana pairs overlap, so marks are per character, not per token).
+  const marked = new Uint8Array(text.length);
   let matched = false;
   for (let i = from; i < to; i++) {
+    const g = group[i]!;
+    if (g < 0) continue;
+    matched = true;
     const t = tokens[i]!;
-    out += text.slice(cursor, t.start);
-    if (hit[i]) {
-      matched = true;
-      // The tokens of one phrase match share one highlight.
-      let j = i;
-      while (j + 1 < to && group[j + 1] === group[i]) j++;
-      out += open + text.slice(t.start, tokens[j]!.end) + close;
-      cursor = tokens[j]!.end;
-      i = j;
-    } else {
-      out += text.slice(t.start, t.end);
-      cursor = t.end;
-    }
+    // Within a phrase, the gap to the next token is highlighted too.
+    const next = i + 1 < to && group[i + 1] === g ? tokens[i + 1]!.start : t.end;
+    marked.fill(1, t.start, Math.max(next, t.end));
   }
-  out += to < tokens.length ? '…' : text.slice(cursor);
+  const begin = from === 0 ? 0 : tokens[from]!.start;
+  const end = to === tokens.length ? text.length : tokens[to - 1]!.end;
+  let out = from > 0 ? '…' : '';
+  let k = begin;
+  while (k < end) {
+    let e = k;
+    while (e < end && marked[e] === marked[k]) e++;
+    out += marked[k] ? open + text.slice(k, e) + close : text.slice(k, e);
+    k = e;
+  }
+  if (to < tokens.length) out += '…';
   return { text: out.trim(), matched };
 }
 

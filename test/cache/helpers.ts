@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { FTS_COLUMNS } from '../../src/cache/schema.js';
+import { tokens } from '../../src/cache/tokenize.js';
 import type { VideoResource } from '../../src/cache/types.js';
 import { rng } from '../../src/simulator/rng.js';
 
@@ -50,12 +52,56 @@ export function words(seed: number, n: number, vocab: readonly string[]): string
   return Array.from({ length: n }, () => r.pick(vocab)).join(' ');
 }
 
-/** FTS5's integrity check with rank 1: the index must match the content table row for row. */
-export function ftsContentCheck(path: string): void {
+/**
+ * FTS5's integrity check, then the index against the content, row by row: every indexed row's
+ * tokens, per column and in order, as FTS5 stored them, are those tokenize.ts gives for the row's
+ * stored text (the tokens a query for that text looks for). Returns the rows compared.
+ */
+export function ftsContentCheck(path: string, table = 'videos_fts'): number {
   const db = new Database(path);
   try {
-    db.exec(`INSERT INTO videos_fts (videos_fts, rank) VALUES ('integrity-check', 1)`);
+    db.exec(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`);
+    return indexMatchesContent(db, table);
   } finally {
     db.close();
   }
+}
+
+/** The comparison of `ftsContentCheck` on an open database; throws on the first difference. */
+export function indexMatchesContent(db: Database.Database, table = 'videos_fts'): number {
+  db.exec(
+    `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${table}_instances USING fts5vocab(main, ${table}, instance)`,
+  );
+  const stored = new Map<string, Array<[number, string]>>();
+  for (const [term, doc, col, offset] of db
+    .prepare(`SELECT term, doc, col, offset FROM temp.${table}_instances`)
+    .raw()
+    .iterate() as Iterable<[string, number, string, number]>) {
+    const key = `${doc}:${col}`;
+    const list = stored.get(key) ?? [];
+    list.push([offset, term]);
+    stored.set(key, list);
+  }
+  const rows =
+    table === 'videos_fts'
+      ? `SELECT vid, ${FTS_COLUMNS.join(', ')} FROM videos WHERE vid <= (SELECT value FROM meta WHERE key = 'indexed_upto')`
+      : `SELECT v.vid, ${FTS_COLUMNS.map((c) => `v.${c}`).join(', ')} FROM hot_videos h JOIN videos v ON v.vid = h.vid`;
+  let n = 0;
+  for (const row of db.prepare(rows).iterate() as Iterable<Record<string, string | null> & { vid: number }>) {
+    n++;
+    for (const col of FTS_COLUMNS) {
+      const key = `${row.vid}:${col}`;
+      const got = (stored.get(key) ?? []).sort((a, b) => a[0] - b[0]).map(([, t]) => t);
+      stored.delete(key);
+      const want = tokens(row[col] ?? '');
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        throw new Error(
+          `index differs from content for row ${row.vid}, ${col}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`,
+        );
+      }
+    }
+  }
+  if (stored.size > 0)
+    throw new Error(`index holds rows not in the content: ${[...stored.keys()].slice(0, 5).join(', ')}`);
+  return n;
 }

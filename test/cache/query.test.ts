@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  foldTokens,
   MAX_QUERY_CHARS,
   MAX_TERMS,
   matchExpression,
   parseQuery,
   type QueryTerm,
 } from '../../src/cache/query.js';
+import { tokens as foldTokens } from '../../src/cache/tokenize.js';
 import { isQuotaGuardError } from '../../src/errors.js';
 
 const fts = (terms: QueryTerm[]) => terms.map((t) => t.fts);

@@ -1,0 +1,222 @@
+/**
+ * The one definition of a searchable word. The index and the query both go through `tokens()`:
+ * text is split into tokens here, in JS, and written to the FTS5 tables as those tokens separated
+ * by spaces; FTS5's `ascii` tokenizer, which only splits at ASCII spaces and punctuation and only
+ * folds ASCII case, then stores exactly these tokens (a token never contains ASCII punctuation or
+ * an upper-case ASCII letter). A query's words go through the same function, so a word typed by a
+ * user and the same word in a title are the same token by construction.
+ *
+ * Per token:
+ * 1. NFKC (full-width `ＭＶ` = `MV`, half-width katakana, ligatures, presentation forms);
+ * 2. lower case (`ß` → `ss`, Greek final `ς` → `σ`);
+ * 3. marks dropped only where they are accents a reader may leave out: after Latin and Greek
+ *    letters every mark (`Pokémon` = `pokemon`, `τραγούδι` = `τραγουδι`); after Cyrillic letters
+ *    stress marks, and `ё` = `е` (`й` stays `й`); the Devanagari nukta (`ख़` = `ख`); Arabic
+ *    harakat and tatweel, Hebrew points. Indic vowel signs and viramas, Thai vowels and tones
+ *    and every letter are kept. Hangul is recomposed (never left as loose jamo);
+ * 4. scripts written without spaces are split into words: Han and hiragana, Thai, Lao, Khmer and
+ *    Myanmar with ICU's dictionaries (`Intl.Segmenter`), katakana runs into overlapping pairs
+ *    (ICU keeps loanword compounds such as `ミュージックビデオ` whole; pairs let `ミュージック`
+ *    and `ビデオ` find it). A change of script also ends a token (`MV公開` is `mv` + `公開`).
+ *
+ * ICU's dictionaries can change with Node's ICU, so `TOKENIZER_VERSION` includes the ICU and
+ * Unicode versions; a cache indexed under another version is re-indexed on open.
+ */
+
+import type { Database } from 'better-sqlite3';
+
+/** Bump when the rules below change: caches indexed with other rules are re-indexed on open. */
+const RULES = 1;
+export const TOKENIZER_VERSION = `${RULES}/icu-${process.versions.icu ?? 'none'}/unicode-${process.versions.unicode ?? '?'}`;
+
+/** Letters, digits, marks, private use, and the invisible joiners that may sit inside a word. */
+const RAW = /(?:[\p{L}\p{N}\p{M}\p{Co}\u00AD\u2060]|\u200C|\u200D)+/gu;
+/** Dropped anywhere: soft hyphen, joiners, variation selectors. */
+const INVISIBLE = /[\u00AD\u2060]|\u200C|\u200D|\p{Variation_Selector}/gu;
+/** After NFD: marks that follow a Latin or Greek letter (every one), a Cyrillic letter (stress only). */
+const LATIN_GREEK_MARKS = /([\p{Script=Latin}\p{Script=Greek}])\p{M}+/gu;
+const CYRILLIC_STRESS = /(\p{Script=Cyrillic})[\u0300\u0301]+/gu;
+/** Devanagari nukta, Arabic harakat (incl. hamza marks) and tatweel, Hebrew points and cantillation. */
+const OPTIONAL_MARKS = /[\u093C\u064B-\u065F\u0670\u0640\u0591-\u05BD\u05BF\u05C1\u05C2\u05C4\u05C5\u05C7]/gu;
+const LETTER_FOLDS: Record<string, string> = {
+  ß: 'ss',
+  ς: 'σ',
+  ø: 'o',
+  đ: 'd',
+  ł: 'l',
+  ı: 'i',
+  æ: 'ae',
+  œ: 'oe',
+};
+const LETTER_FOLD = /[ßςøđłıæœ]/gu;
+/** A folded word: letters, digits, kept marks. */
+const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+
+/** Script classes whose change ends a token; `dict` runs go through ICU, `kana` runs into pairs. */
+const CLASS_RUN =
+  /(?<kana>[\p{Script=Katakana}\u30FC\uFF70]+)|(?<dict>[\p{Script=Han}\p{Script=Hiragana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\u30FC]+)|(?<hangul>\p{Script=Hangul}+)|(?<other>[^\p{Script=Katakana}\p{Script=Han}\p{Script=Hiragana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Hangul}\u30FC\uFF70]+)/gu;
+const NEEDS_CLASSES =
+  /[\p{Script=Katakana}\p{Script=Han}\p{Script=Hiragana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Hangul}]/u;
+const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
+
+/** One token with where it came from in the original text (for highlighting). */
+export interface Token {
+  token: string;
+  start: number;
+  end: number;
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
+  return true;
+}
+
+/** Fold one word (steps 1–3). May return several words when NFKC introduces a separator (`⑴`). */
+function foldWord(raw: string): string[] {
+  let s = raw.normalize('NFKC').toLowerCase().replace(INVISIBLE, '');
+  if (!isAscii(s)) {
+    s = s
+      .normalize('NFD')
+      .replace(LATIN_GREEK_MARKS, '$1')
+      .replace(CYRILLIC_STRESS, '$1')
+      .replace(/([еЕ])\u0308/gu, '$1')
+      .replace(OPTIONAL_MARKS, '')
+      .normalize('NFC')
+      .replace(LETTER_FOLD, (c) => LETTER_FOLDS[c]!);
+  }
+  return s.match(WORD) ?? [];
+}
+
+/** Split a folded word at script changes; segment the scripts written without spaces (step 4). */
+function splitWord(word: string, push: (token: string, from: number, to: number) => void): void {
+  if (!NEEDS_CLASSES.test(word)) {
+    push(word, 0, word.length);
+    return;
+  }
+  for (const m of word.matchAll(CLASS_RUN)) {
+    const run = m[0];
+    const at = m.index;
+    const g = m.groups!;
+    if (g.kana !== undefined) {
+      const cps = Array.from(run);
+      if (cps.length === 1) push(run, at, at + run.length);
+      let offset = at;
+      for (let i = 0; i + 1 < cps.length; i++) {
+        push(cps[i]! + cps[i + 1]!, offset, offset + cps[i]!.length + cps[i + 1]!.length);
+        offset += cps[i]!.length;
+      }
+    } else if (g.dict !== undefined) {
+      for (const s of segmenter.segment(run)) {
+        if (/[\p{L}\p{N}]/u.test(s.segment)) push(s.segment, at + s.index, at + s.index + s.segment.length);
+      }
+    } else {
+      push(run, at, at + run.length);
+    }
+  }
+}
+
+/** Every token of `text`, in order, with its place in `text`. */
+export function tokenSpans(text: string): Token[] {
+  const out: Token[] = [];
+  for (const m of text.matchAll(RAW)) {
+    const raw = m[0];
+    const start = m.index;
+    const end = start + raw.length;
+    const words = foldWord(raw);
+    // Offsets inside the word are exact when folding kept its length (almost always); otherwise
+    // every token of the word points at the whole word.
+    const exact = words.length === 1 && words[0]!.length === raw.length;
+    for (const w of words) {
+      splitWord(w, (token, from, to) =>
+        out.push(exact ? { token, start: start + from, end: start + to } : { token, start, end }),
+      );
+    }
+  }
+  return out;
+}
+
+/** Words repeat (Zipf): the tokens of recently seen words are kept. */
+const memo = new Map<string, readonly string[]>();
+const MEMO_MAX = 100_000;
+
+function wordTokens(raw: string): readonly string[] {
+  let t = memo.get(raw);
+  if (t === undefined) {
+    const out: string[] = [];
+    for (const w of foldWord(raw)) splitWord(w, (token) => out.push(token));
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(raw, out);
+    t = out;
+  }
+  return t;
+}
+
+/** The tokens of `text`, in order: what the index stores and what a query looks for. */
+export function tokens(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(RAW)) out.push(...wordTokens(m[0]));
+  return out;
+}
+
+const isAsciiAlnum = (c: number): boolean =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/** Index text of recently seen non-ASCII runs (mostly single words). */
+const runMemo = new Map<string, string>();
+
+/**
+ * The text written to an FTS5 column: `text`'s tokens separated by spaces, for FTS5's `ascii`
+ * tokenizer. Pure ASCII text is handed over as it is (`ascii` splits and folds it the same way),
+ * and so are the ASCII words of mixed text: only runs with a non-ASCII character, extended over
+ * the ASCII letters and digits around them, are rewritten. Such a run starts and ends at ASCII
+ * punctuation, a space or the end of the text, which never fall inside a word, so it holds whole
+ * words only. (Written as loops: this runs for every column of every ingested video.)
+ */
+export function indexText(text: string | null): string | null {
+  if (text === null) return null;
+  const n = text.length;
+  let i = 0;
+  while (i < n && text.charCodeAt(i) < 128) i++;
+  if (i === n) return text;
+  let out = '';
+  let done = 0;
+  while (i < n) {
+    let start = i;
+    while (start > done && isAsciiAlnum(text.charCodeAt(start - 1))) start--;
+    let end = i;
+    while (end < n) {
+      const c = text.charCodeAt(end);
+      if (c < 128 && !isAsciiAlnum(c)) break;
+      end++;
+    }
+    const run = text.slice(start, end);
+    let words = runMemo.get(run);
+    if (words === undefined) {
+      words = tokens(run).join(' ');
+      if (runMemo.size >= MEMO_MAX) runMemo.clear();
+      runMemo.set(run, words);
+    }
+    out += `${text.slice(done, start)} ${words} `;
+    done = end;
+    i = end;
+    while (i < n && text.charCodeAt(i) < 128) i++;
+  }
+  return out + text.slice(done);
+}
+
+/** The SQL function that turns a column's text into its index text (`indexText`). */
+const INDEX_TEXT_FN = 'qg_index_text';
+
+/** Make `qg_index_text(text)` available on this connection (the index is fed from `videos` in SQL). */
+export function registerIndexText(db: Database): void {
+  db.function(INDEX_TEXT_FN, { deterministic: true }, (v: unknown) =>
+    typeof v === 'string' ? indexText(v) : null,
+  );
+}
+
+/**
+ * SQL for a column's index text: ASCII text (as many bytes as characters) as it is, without a
+ * call into JS, which costs about a microsecond per value; the rest through `indexText`.
+ */
+export function indexTextSql(expr: string): string {
+  return `CASE WHEN octet_length(${expr}) = length(${expr}) THEN ${expr} ELSE ${INDEX_TEXT_FN}(${expr}) END`;
+}
