@@ -26,9 +26,9 @@ import type { JobResult } from '../jobs/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startSimulator } from '../simulator/index.js';
 import { renderSearch } from './commands/search.js';
-import { renderStatus } from './commands/status.js';
 import { cliLogger } from './context.js';
 import { formatNumber } from './format.js';
+import { renderStatus } from './status.js';
 
 /** The environment variable the demo's credential reads its key from (set only in the demo's own env). */
 const DEMO_KEY_ENV = 'QUOTA_GUARD_DEMO_KEY';
@@ -149,7 +149,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
 
       say('3. status (what `quota-guard status` prints):');
       const status = await quotaStatus(config, ledger);
-      out.write(indent(renderStatus(status, false)));
+      out.write(indent(renderStatus(status)));
       const ledgerUsed = usedBy(status, credential) - before;
       const upstreamCharged = sim.charged({ project: credential.id });
       say('');

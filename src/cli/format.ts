@@ -15,14 +15,15 @@ export function bar(fraction: number, width = 20): string {
   return '█'.repeat(full) + '░'.repeat(width - full);
 }
 
-/** Left-aligned text columns, right-aligned numeric ones, two spaces apart. */
+/** Left-aligned text columns, right-aligned numeric ones (a trailing `*` marks a note), two spaces apart. */
 export function table(rows: string[][], indent = ''): string {
   const widths: number[] = [];
   const numeric: boolean[] = [];
   rows.forEach((row, r) => {
     row.forEach((cell, i) => {
       widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
-      if (r > 0 && cell !== '' && cell !== '-') numeric[i] = (numeric[i] ?? true) && /^[\d,.]+$/.test(cell);
+      if (r > 0 && cell !== '' && cell !== '-')
+        numeric[i] = (numeric[i] ?? true) && /^[\d,.]+\*?$/.test(cell);
     });
   });
   return rows
@@ -46,4 +47,21 @@ export function breakdown(units: Record<string, number>, limit = 10): string {
   const shown = entries.slice(0, limit).map(([k, v]) => `${k} ${formatNumber(v)}`);
   if (entries.length > limit) shown.push(`… ${entries.length - limit} more`);
   return shown.join(', ');
+}
+
+/** Words wrapped at `width` columns; every line starts with `indent`, the ones after the first with `hang` more. */
+export function wrap(text: string, width: number, indent = '', hang = '  '): string {
+  const lines: string[] = [];
+  let line = indent;
+  let fresh = true;
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const len = [...line].length + (fresh ? 0 : 1) + [...word].length;
+    if (!fresh && len > width) {
+      lines.push(line);
+      line = indent + hang + word;
+    } else line += (fresh ? '' : ' ') + word;
+    fresh = false;
+  }
+  lines.push(line);
+  return lines.join('\n');
 }

@@ -35,7 +35,15 @@ export interface BucketStatus {
   used: number;
   calls: number;
   ceilings: Record<Tier, number>;
+  /** Units left under each tier's ceiling in the bucket (0 while blocked). */
   remaining: Record<Tier, number>;
+  /**
+   * What each tier can really spend now: `remaining`, less the pace and every narrower budget that
+   * covers the tier on all of the bucket's methods.
+   */
+  spendable: Record<Tier, number>;
+  /** Per tier, the pace or budget that holds `spendable` below `remaining` (null when none does). */
+  spendableLimitedBy: Record<Tier, string | null>;
   blockedUntil: string | null;
   blockedReason: string | null;
   /** ms until the next N units spent in the window free up (N = 1, 50, 100); null when unknown. */
@@ -143,6 +151,29 @@ async function bucketStatus(
     });
   }
 
+  const bucketMethods = Object.entries(credential.methods)
+    .filter(([, m]) => m.bucket === bucket.id)
+    .map(([name]) => name);
+  const spendable = { ...remaining };
+  const spendableLimitedBy: Record<Tier, string | null> = { scheduled: null, backfill: null, manual: null };
+  const narrower = [
+    ...(pace ? [{ b: pace, tiers: Object.keys(remaining) as Tier[], all: true }] : []),
+    ...budgets.map((b) => ({
+      b,
+      tiers: b.tiers ?? (Object.keys(remaining) as Tier[]),
+      all: !b.methods || bucketMethods.every((m) => b.methods!.includes(m)),
+    })),
+  ];
+  for (const { b, tiers, all } of narrower) {
+    if (!all) continue;
+    for (const tier of tiers) {
+      if (b.remaining < spendable[tier]) {
+        spendable[tier] = b.remaining;
+        spendableLimitedBy[tier] = b.id;
+      }
+    }
+  }
+
   return {
     id: bucket.id,
     quota: bucket.quota,
@@ -156,6 +187,8 @@ async function bucketStatus(
     calls: snap.calls,
     ceilings: { ...bucket.ceilings },
     remaining,
+    spendable,
+    spendableLimitedBy,
     blockedUntil: snap.blockedUntil !== undefined ? new Date(snap.blockedUntil).toISOString() : null,
     blockedReason: snap.blockedReason ?? null,
     freesUpInMs: Object.fromEntries(FREES_UP_AMOUNTS.map((a, i) => [String(a), freesUp[i] ?? null])),

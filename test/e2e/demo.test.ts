@@ -40,9 +40,11 @@ describe('demo', () => {
       /together: 32 pages, 1,\d{3} videos \(\d[\d,]* distinct\), 32 units of default\/units/,
     );
     expect(text).toMatch(/backfill {2}done {2}10 calls, 500 videos, 10 units/);
-    expect(text).toContain('quota-guard status — sqlite ledger');
-    expect(text).toMatch(/units by region: .*US 4/);
-    expect(text).toMatch(/videos\.batchGetStats by method: videos\.batchGetStats 10/);
+    expect(text).toContain('quota-guard status · sqlite ledger');
+    expect(text).toMatch(/\n {5}units: .*\n( {7}.*\n)* {7}by region: .*US 4/);
+    expect(text).toMatch(
+      /\n {5}videos\.batchGetStats: .*\n( {7}.*\n)* {7}by method: videos\.batchGetStats 10/,
+    );
     expect(text).toMatch(/search "[^"]+" in the local cache/);
     expect(text).toMatch(/\n {3}1\. .+ — .+\(/);
     expect(text).toContain('the ledger recorded 42 units and the simulator charged 42: they agree.');

@@ -2,8 +2,10 @@
  * Both windows across the upstream's reset on the two daylight-saving days of Los Angeles, spent
  * through the guard on a SQLite ledger with a fake clock, and what `status` shows for each.
  */
+import { DateTime } from 'luxon';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderStatus } from '../../src/cli/commands/status.js';
+import { renderStatus } from '../../src/cli/status.js';
+import { formatDuration } from '../../src/config/duration.js';
 import { createGuard, quotaStatus } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { capture, config, openSqlite } from './helpers.js';
@@ -71,13 +73,15 @@ describe.each([
       remaining: { scheduled: 0 },
       freesUpInMs: { '1': toMidnight },
     });
-    const text = renderStatus(before.report, false);
-    expect(text).toMatch(/units\s+6\s+6\s+0\s+0\s+0\s+0\s+upstream day/);
-    expect(text).toContain(
-      `units: everything frees at the upstream midnight, ${new Date(midnight).toISOString()}`,
+    const text = renderStatus(before.report, { localZone: 'UTC' });
+    expect(text).toMatch(new RegExp(`\\n {2}units +6 +6 +0 +0 +0 +0 +${formatDuration(toMidnight)}\\n`));
+    // The midnight in the upstream's zone (the next calendar day there), then in the operator's.
+    expect(text.replace(/\s+/g, ' ')).toContain(
+      `units: one log per upstream day; all of it frees at the upstream midnight, ${DateTime.fromISO(midnight, { zone: 'America/Los_Angeles' }).toFormat('yyyy-MM-dd HH:mm ZZZZ')} (${DateTime.fromISO(midnight, { zone: 'UTC' }).toFormat('HH:mm:ss')} UTC here), in ${formatDuration(toMidnight)}`,
     );
-    const slidingText = renderStatus((await sliding.status()).report, false);
-    expect(slidingText).toContain('1d sliding');
+    expect(text).toMatch(/frees at the upstream midnight, 2026-\d\d-\d\d 00:00 P[DS]T/);
+    const slidingText = renderStatus((await sliding.status()).report);
+    expect(slidingText).toContain('units: 1d sliding window: as the oldest spends age out');
     expect((await sliding.status()).units.freesUpInMs['1']).toBe(24 * HOUR);
 
     // One millisecond before the reset nothing has changed; at the reset the new day is empty.

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { type RunHistory, type RunSummary, regionFreshness, regionOfJob } from '../../src/history/index.js';
+import { regionFreshness } from '../../src/history/freshness.js';
+import { type RunHistory, type RunSummary, regionOfJob } from '../../src/history/index.js';
 import { openRedisHistory } from '../../src/history/redis.js';
 import { openSqliteHistory } from '../../src/history/sqlite.js';
 import { dir } from '../cli/helpers.js';

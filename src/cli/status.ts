@@ -1,0 +1,178 @@
+/**
+ * What `quota-guard status` prints for people: per credential and bucket, what is used, what each
+ * tier can still spend (narrower budgets and the pace folded in), the reserve, when units free up,
+ * blocks and why; every configured region's last successful fetch; spend by region and by method.
+ * Within 100 columns, times in the credential's zone and the operator's.
+ */
+import { DateTime } from 'luxon';
+import type { Tier } from '../config/types.js';
+import type { BucketStatus, StatusReport } from '../guard/status.js';
+import type { RegionFreshness } from '../history/freshness.js';
+import { bar, breakdown, formatDuration, formatNumber, table, wrap } from './format.js';
+
+/** What `status` prints: the ledger's report and, when the history was readable, region freshness. */
+export interface StatusView extends StatusReport {
+  freshness?: {
+    periodMs: number;
+    staleAfterMs: number;
+    regions: RegionFreshness[];
+  };
+}
+
+export const STATUS_WIDTH = 100;
+const TIERS: readonly Tier[] = ['scheduled', 'backfill', 'manual'];
+/** The amount the `next 100` column is about. */
+const NEXT = '100';
+
+export interface RenderStatusOptions {
+  /** Bars only on a terminal. */
+  tty?: boolean;
+  /** The operator's zone (default: this host's). */
+  localZone?: string;
+}
+
+/** `11:08:12 PST`, and the date too when it is not `ref`'s day in that zone. */
+export function clock(ms: number, zone: string, refMs: number): string {
+  const t = DateTime.fromMillis(ms, { zone });
+  const sameDay = t.hasSame(DateTime.fromMillis(refMs, { zone }), 'day');
+  return t.toFormat(sameDay ? 'HH:mm:ss ZZZZ' : 'yyyy-MM-dd HH:mm ZZZZ');
+}
+
+/** A moment in the credential's zone, then in the operator's when that differs, and how far off. */
+export function when(ms: number, zone: string, local: string, nowMs: number): string {
+  const there = clock(ms, zone, nowMs);
+  const here = clock(ms, local, nowMs);
+  const rel = ms >= nowMs ? `in ${formatDuration(ms - nowMs)}` : `${formatDuration(nowMs - ms)} ago`;
+  return `${there}${here !== there ? ` (${here} here)` : ''}, ${rel}`;
+}
+
+function leftCell(b: BucketStatus, tier: Tier): string {
+  const n = formatNumber(b.spendable[tier]);
+  return b.spendableLimitedBy[tier] !== null ? `${n}*` : n;
+}
+
+function nextFree(b: BucketStatus): string {
+  if (b.used === 0) return '-';
+  const ms = b.freesUpInMs[NEXT];
+  return ms === null || ms === undefined ? '?' : formatDuration(ms);
+}
+
+/** Which window the bucket counts and when its units free up, in words. */
+function windowNote(b: BucketStatus, zone: string, local: string, nowMs: number): string {
+  if (b.window === 'upstream-day') {
+    const at = b.resetsAt ? when(Date.parse(b.resetsAt), zone, local, nowMs) : '?';
+    return `one log per upstream day; all of it frees at the upstream midnight, ${at}`;
+  }
+  const window = `${formatDuration(b.windowMs)} sliding window`;
+  if (b.used === 0) return `${window}, nothing spent in it`;
+  // Amounts that free at the same time are said once: "the next 1 and 50 units free in 3h 2m".
+  const groups = new Map<string, string[]>();
+  for (const [n, ms] of Object.entries(b.freesUpInMs)) {
+    const t = ms === null ? '(unknown)' : `in ${formatDuration(ms)}`;
+    groups.set(t, [...(groups.get(t) ?? []), n]);
+  }
+  const parts = [...groups].map(([t, ns], i) => {
+    const amounts = ns.length > 1 ? `${ns.slice(0, -1).join(', ')} and ${ns[ns.length - 1]}` : ns[0];
+    return `${amounts}${i === 0 ? ' units free up' : ''} ${t}`;
+  });
+  return `${window}: as the oldest spends age out, the next ${parts.join(', ')}`;
+}
+
+function bucketName(id: string): string {
+  return [...id].length <= 20 ? id : `${[...id].slice(0, 19).join('')}…`;
+}
+
+/** The human form of a status report, at most 100 columns wide. */
+export function renderStatus(view: StatusView, options: RenderStatusOptions = {}): string {
+  const tty = options.tty ?? false;
+  const local = options.localZone ?? DateTime.local().zoneName ?? 'UTC';
+  const nowMs = Date.parse(view.at);
+  const W = STATUS_WIDTH;
+  const out: string[] = [
+    `quota-guard status · ${view.store} ledger · ${clock(nowMs, local, nowMs)}${local !== 'UTC' ? ` (${clock(nowMs, 'UTC', nowMs)})` : ''}`,
+  ];
+  let marked = false;
+  for (const c of view.credentials) {
+    out.push('');
+    out.push(
+      wrap(
+        `credential ${c.id} (${c.profile}) · its day runs in ${c.timeZone}, now ${clock(nowMs, c.timeZone, nowMs)}`,
+        W,
+      ),
+    );
+    const rows = [
+      [
+        '  bucket',
+        ...(tty ? [''] : []),
+        'used',
+        'quota',
+        'reserve',
+        'scheduled',
+        'backfill',
+        'manual',
+        `next ${NEXT}`,
+      ],
+    ];
+    for (const b of c.buckets) {
+      rows.push([
+        `  ${bucketName(b.id)}`,
+        ...(tty ? [bar(b.used / b.quota, 10)] : []),
+        formatNumber(b.used),
+        formatNumber(b.quota),
+        formatNumber(b.reserve),
+        ...TIERS.map((t) => leftCell(b, t)),
+        nextFree(b),
+      ]);
+      if (TIERS.some((t) => b.spendableLimitedBy[t] !== null)) marked = true;
+    }
+    out.push(table(rows));
+    for (const b of c.buckets) {
+      const notes: string[] = [];
+      if (b.blockedUntil) {
+        notes.push(
+          `BLOCKED until ${when(Date.parse(b.blockedUntil), c.timeZone, local, nowMs)}${b.blockedReason ? `: ${b.blockedReason}` : ''}`,
+        );
+      }
+      for (const x of [...(b.pace ? [b.pace] : []), ...b.budgets]) {
+        const held = TIERS.filter((t) => b.spendableLimitedBy[t] === x.id);
+        const scope = x.methods ? ` (${x.methods.join(', ')} only)` : '';
+        notes.push(
+          `${x.id === b.pace?.id ? 'pace' : `budget ${x.id}`}${scope}: ${formatNumber(x.used)} of ${formatNumber(x.limit)} per ${formatDuration(x.windowMs)}, ${formatNumber(x.remaining)} left${held.length ? ` (* so ${held.length === TIERS.length ? 'every tier' : held.join(' and ')} can spend ${formatNumber(x.remaining)})` : ''}`,
+        );
+      }
+      if (b.used > 0) {
+        notes.push(`by region: ${breakdown(b.byRegion)}`);
+        notes.push(`by method: ${breakdown(b.byMethod)}`);
+      }
+      if (b.used === 0 && notes.length === 0) continue;
+      out.push(wrap(`${b.id}: ${windowNote(b, c.timeZone, local, nowMs)}`, W, '  ', '    '));
+      for (const n of notes) out.push(wrap(n, W, '    ', '  '));
+    }
+  }
+  out.push('');
+  out.push(
+    wrap(
+      `scheduled / backfill / manual: units each tier can still spend in the window (its ceiling: quota − reserve; that less the backfill headroom; the whole quota)${marked ? ', * held lower by a narrower budget or the pace' : ''}. next ${NEXT}: how long until ${NEXT} more units free up (- nothing is spent).`,
+      W,
+    ),
+  );
+  if (view.freshness) out.push('', ...renderFreshness(view.freshness, W));
+  return `${out.join('\n')}\n`;
+}
+
+function renderFreshness(f: NonNullable<StatusView['freshness']>, width: number): string[] {
+  const lines = [
+    `regions: last successful fetch (trending every ${formatDuration(f.periodMs)}; stale after ${formatDuration(f.staleAfterMs)})`,
+  ];
+  let line = ' ';
+  for (const r of f.regions) {
+    const cell = `${r.region} ${r.ageMs === null ? 'never' : `${formatDuration(r.ageMs)} ago`}${r.stale ? ' STALE' : ''}`;
+    if (line.length + 3 + cell.length > width && line.trim()) {
+      lines.push(line);
+      line = ' ';
+    }
+    line += `${line.trim() ? ' ·' : ''} ${cell}`;
+  }
+  if (line.trim()) lines.push(line);
+  return lines;
+}
