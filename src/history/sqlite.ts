@@ -3,11 +3,11 @@
  * the last success per region. Its own connection to the file (WAL: it never holds up a spend for
  * longer than one small insert).
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { JobOutcome } from '../jobs/types.js';
+import { LEDGER_FORMAT } from '../ledger/sqlite.js';
+import { openStore } from '../sqlite/index.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,
@@ -70,21 +70,26 @@ function unavailable(e: unknown, what: string): unknown {
 export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
   const prefix = o.keyPrefix ?? '';
   const maxRuns = o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL;
-  const memory = o.path === ':memory:';
   let db: Database.Database | undefined;
   let record: ((r: RunSummary) => void) | undefined;
 
   /**
-   * The file, opened on first use. Reading a file that does not exist yet (or holds no runs yet)
-   * creates nothing; the tables are created by the first run recorded, after the ledger's own.
+   * The ledger's file, opened on first use the way the ledger opens it (a file of something else is
+   * refused). Reading a file that does not exist yet (or holds no runs yet) creates nothing; the
+   * tables are created by the first run recorded.
    */
   function open(create: boolean): Database.Database | undefined {
     if (!db) {
-      if (!create && !memory && !existsSync(o.path)) return undefined;
-      if (!memory) mkdirSync(dirname(o.path), { recursive: true });
-      db = new Database(o.path, { timeout: o.busyTimeoutMs ?? 5000 });
-      if (!memory) db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
+      try {
+        db = openStore(LEDGER_FORMAT, {
+          path: o.path,
+          create,
+          ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}),
+        }).db;
+      } catch (e) {
+        if (!create && isQuotaGuardError(e) && e.code === 'QG_STORE_NOT_FOUND') return undefined;
+        throw e;
+      }
     }
     const has = db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'qg_run'`).get() !== undefined;
     if (!has && !create) return undefined;

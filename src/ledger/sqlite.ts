@@ -70,7 +70,7 @@ CREATE INDEX IF NOT EXISTS qg_entry_id ON qg_entry (id);
 `;
 
 /** The ledger's file format for the shared SQLite opener. */
-const LEDGER_FORMAT: StoreFormat = {
+export const LEDGER_FORMAT: StoreFormat = {
   name: 'SQLite ledger',
   article: 'a quota-guard ledger',
   applicationId: APPLICATION_ID.ledger,
