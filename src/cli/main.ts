@@ -16,6 +16,7 @@ import { register as search } from './commands/search.js';
 import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
+import { logLevel } from './context.js';
 import { exitCodeOf, reportError } from './run.js';
 
 export function buildProgram(): Command {
@@ -31,7 +32,12 @@ export function buildProgram(): Command {
             .replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`,
         ),
     })
-    .exitOverride();
+    .exitOverride()
+    // Before any command does anything (opens a store, starts a server): a bad LOG_LEVEL is a
+    // configuration error, not a crash halfway through.
+    .hook('preAction', () => {
+      logLevel();
+    });
   for (const register of COMMANDS) register(program);
   return program;
 }

@@ -15,6 +15,13 @@ export const DEFAULT_BACKFILL_HEADROOM = '10%';
 export const DEFAULT_WINDOW = '24h';
 /** The backfill leaves a video alone when it was refreshed less than this long ago. */
 export const DEFAULT_BACKFILL_MIN_AGE_MS = 3_600_000;
+/**
+ * The longest window a ledger key may have (about 31 years: keeps microsecond arithmetic in Lua,
+ * which uses doubles, exact). The ledger refuses longer ones, so the config does too.
+ */
+export const MAX_WINDOW_MS = 1e12;
+/** A config file larger than this is refused before it is read. */
+export const MAX_CONFIG_BYTES = 2 ** 20;
 /** The upstream's trending chart holds at most 200 videos: 4 pages of 50. */
 export const DEFAULT_MAX_PAGES = 4;
 

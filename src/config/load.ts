@@ -4,7 +4,7 @@
  * schema, then checks every cross-reference. All problems are reported at once, one line each with
  * its path, as a ConfigError (exit code 78).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { validateDetailed } from 'node-cron';
 import YAML from 'yaml';
 import type { z } from 'zod';
@@ -17,6 +17,7 @@ import {
   DEFAULT_RESERVE,
   DEFAULT_STORE_URL,
   DEFAULT_WINDOW,
+  MAX_CONFIG_BYTES,
   STORE_ENV,
 } from './defaults.js';
 import { parseDuration } from './duration.js';
@@ -47,15 +48,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const file = options.file || env[CONFIG_ENV] || undefined;
   if (!file) return parseConfig({}, { env });
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT' ? 'config file not found' : `cannot read the config file (${code ?? 'error'})`;
-    throw new ConfigError([`${file}: ${why}`]);
-  }
+  const text = readConfigFile(file);
   let raw: unknown;
   try {
     raw = YAML.parse(text);
@@ -67,6 +60,41 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     throw new ConfigError([`${where}: not valid YAML or JSON: ${first}`]);
   }
   return parseConfig(raw ?? {}, { env, source: file });
+}
+
+/**
+ * The text of a config file, read only if it is a regular file of at most MAX_CONFIG_BYTES: a
+ * device (`/dev/zero`), a FIFO or a directory is refused before it is opened, and a huge file before
+ * it is read (a YAML parser takes seconds and gigabytes on megabytes of input).
+ */
+function readConfigFile(file: string): string {
+  const fail = (why: string): never => {
+    throw new ConfigError([`${file}: ${why}`]);
+  };
+  const tooBig = (size: number) =>
+    fail(`config file is ${size.toLocaleString('en-US')} bytes; a config file may have at most 1 MiB`);
+  let fd: number | undefined;
+  try {
+    const st = statSync(file);
+    if (!st.isFile())
+      fail(`not a regular file (${st.isDirectory() ? 'a directory' : 'a device, FIFO or socket'})`);
+    if (st.size > MAX_CONFIG_BYTES) tooBig(st.size);
+    fd = openSync(file, 'r');
+    // Read one byte more than allowed, so a file that grew since the stat is caught too.
+    const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+    let n = 0;
+    for (let r = 1; r > 0 && n < buf.length; n += r) r = readSync(fd, buf, n, buf.length - n, null);
+    if (n > MAX_CONFIG_BYTES) tooBig(n);
+    return buf.toString('utf8', 0, n);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    return fail(
+      code === 'ENOENT' ? 'config file not found' : `cannot read the config file (${code ?? 'error'})`,
+    );
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 export interface ParseConfigOptions {

@@ -13,10 +13,19 @@ import {
   DEFAULT_MAX_PAGES,
   DEFAULT_REGIONS,
   DEFAULT_WINDOW,
+  MAX_WINDOW_MS,
 } from './defaults.js';
-import { parseDuration } from './duration.js';
+import { formatDuration, parseDuration } from './duration.js';
 
 const DURATION_HINT = 'must be a duration such as 30s, 15m, 24h (or a number of ms)';
+
+/** A window the ledger keeps: a whole number of ms from 1 to MAX_WINDOW_MS. */
+function windowProblem(ms: number): string | undefined {
+  if (!Number.isInteger(ms)) return 'must be a whole number of milliseconds';
+  if (ms > MAX_WINDOW_MS)
+    return `must be at most ${formatDuration(MAX_WINDOW_MS)} (the longest window the ledger keeps)`;
+  return undefined;
+}
 
 function durationSchema(allowZero: boolean) {
   return z.union([z.number(), z.string()]).transform((v, ctx) => {
@@ -31,6 +40,13 @@ function durationSchema(allowZero: boolean) {
 
 /** A positive duration → ms. */
 export const duration = durationSchema(false);
+/** A positive duration the ledger accepts as a window → ms. */
+const windowDuration = duration.transform((ms, ctx) => {
+  const problem = windowProblem(ms);
+  if (problem === undefined) return ms;
+  ctx.addIssue({ code: 'custom', message: problem });
+  return z.NEVER;
+});
 /** A duration that may be 0 → ms. */
 export const durationOrZero = durationSchema(true);
 
@@ -57,15 +73,19 @@ const windowSpec = z.union([z.number(), z.string()]).transform((v, ctx): RawWind
   if (v === 'upstream-day') return { kind: 'upstream-day' };
   if (v === 'sliding') return { kind: 'sliding', ms: parseDuration(DEFAULT_WINDOW)! };
   const ms = parseDuration(v);
-  if (ms !== undefined && ms > 0) return { kind: 'sliding', ms };
-  ctx.addIssue({ code: 'custom', message: `must be 'sliding', 'upstream-day' or a duration such as 24h` });
+  const problem = ms !== undefined && ms > 0 ? windowProblem(ms) : undefined;
+  if (ms !== undefined && ms > 0 && problem === undefined) return { kind: 'sliding', ms };
+  ctx.addIssue({
+    code: 'custom',
+    message: problem ?? `must be 'sliding', 'upstream-day' or a duration such as 24h`,
+  });
   return z.NEVER;
 });
 
 const positiveInt = z.number().int().positive();
 const tier = z.enum(['scheduled', 'backfill', 'manual']);
 
-const pace = z.strictObject({ limit: positiveInt, window: duration });
+const pace = z.strictObject({ limit: positiveInt, window: windowDuration });
 
 const bucket = z.strictObject({
   quota: positiveInt.optional(),
@@ -103,7 +123,7 @@ const budget = z.strictObject({
   methods: z.array(z.string()).min(1).optional(),
   tiers: z.array(tier).min(1).optional(),
   limit: positiveInt,
-  window: duration,
+  window: windowDuration,
 });
 
 /** Calls per upstream day that people or scripts make on one method (for `plan`). */

@@ -3,6 +3,7 @@
  * fails the same way on Redis and SQLite: an InvalidArgumentError naming the field, or a
  * CostExceedsLimitError for a cost that could never fit.
  */
+import { MAX_WINDOW_MS } from '../config/defaults.js';
 import { CostExceedsLimitError, InvalidArgumentError } from '../errors.js';
 import type { Budget, Decision, PeekRequest, SpendRequest } from './types.js';
 
@@ -10,8 +11,7 @@ export const MAX_TAG_LENGTH = 200;
 export const MAX_KEY_LENGTH = 512;
 export const MAX_REASON_LENGTH = 500;
 export const MAX_BUDGETS = 16;
-/** About 31 years: keeps microsecond arithmetic in Lua (doubles) exact. */
-export const MAX_WINDOW_MS = 1e12;
+export { MAX_WINDOW_MS };
 export const MAX_AMOUNTS = 32;
 
 function describe(v: unknown): string {
