@@ -7,12 +7,12 @@
 import pino from 'pino';
 import { type Env, loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
-import { ConfigError } from '../errors.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../jobs/progress.js';
 import { openLedger } from '../ledger/open.js';
 import type { Ledger } from '../ledger/types.js';
+import { logLevel } from './log-level.js';
 import type { ConfigOptions } from './options.js';
 
 export interface Context {
@@ -57,22 +57,6 @@ class CliLogOutput implements DivertableLog {
 
 /** Where every CLI logger writes (a progress bar diverts it while drawn). */
 export const cliLogOutput = new CliLogOutput();
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-/**
- * The level `LOG_LEVEL` names (default info). Anything else is a configuration error (exit 78),
- * checked before a command does anything: pino would throw it later, as a bug, from wherever the
- * first logger is made.
- */
-export function logLevel(env: Env = process.env): string {
-  const level = env['LOG_LEVEL'];
-  if (level === undefined || level === '') return 'info';
-  if (LOG_LEVELS.includes(level)) return level;
-  throw new ConfigError([
-    `LOG_LEVEL: '${level.replace(/[^\x20-\x7e]/g, '?').slice(0, 40)}' is not a log level (use one of ${LOG_LEVELS.join(', ')})`,
-  ]);
-}
 
 /** A pino logger on stderr (level from $LOG_LEVEL, default info): stdout stays for command output. */
 export function cliLogger(env: Env = process.env): GuardLogger {

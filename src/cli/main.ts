@@ -16,7 +16,7 @@ import { register as search } from './commands/search.js';
 import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
-import { logLevel } from './context.js';
+import { logLevel } from './log-level.js';
 import { exitCodeOf, reportError } from './run.js';
 
 export function buildProgram(): Command {
