@@ -3,6 +3,7 @@
  * `register(program)`. Errors become one clear line on stderr and the exit code of their `code`
  * (see src/errors.ts); only bugs print a stack trace.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
 import { register as backfill } from './commands/backfill.js';
@@ -16,12 +17,22 @@ import { register as search } from './commands/search.js';
 import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
+import { register as unblock } from './commands/unblock.js';
 import { logLevel } from './log-level.js';
 import { exitCodeOf, reportError } from './run.js';
+
+/** The package's version (package.json is two levels up from src/cli and from dist/cli). */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
 
 export function buildProgram(): Command {
   const program = new Command('quota-guard')
     .description('Guard a quota-metered API: budget ledger, jobs, cache search and an upstream simulator')
+    .version(packageVersion(), '-V, --version', 'print the version of quota-guard')
     // A usage mistake is one line, in the format of every other error.
     .configureOutput({
       outputError: (str, write) =>
@@ -55,6 +66,7 @@ const COMMANDS: Array<(p: Command) => void> = [
   run,
   drill,
   history,
+  unblock,
 ];
 
 export async function main(argv: string[] = process.argv): Promise<number> {

@@ -454,11 +454,36 @@ export class Guard {
     return { key, until };
   }
 
-  /** Lift a block early (an operator knows the upstream reset the quota). */
-  async unblock(credentialId: string, bucketId: string): Promise<void> {
+  /**
+   * Lift a block early (an operator knows the upstream reset the quota). Logged, with the block it
+   * lifted; resolves with that block (`blockedUntil` undefined when the bucket was not blocked).
+   */
+  async unblock(
+    credentialId: string,
+    bucketId: string,
+    by = 'manual',
+  ): Promise<{ key: string; blockedUntil?: number; reason?: string }> {
     const credential = this.config.credential(credentialId);
     const bucket = bucketOf(credential, bucketId);
-    await this.ledger.unblock(bucketWindow(credential, bucket, this.#now()).key);
+    const { key, windowMs } = bucketWindow(credential, bucket, this.#now());
+    const before = await this.ledger.peek({ key, windowMs });
+    await this.ledger.unblock(key);
+    const lifted = {
+      key,
+      ...(before.blockedUntil !== undefined ? { blockedUntil: before.blockedUntil } : {}),
+      ...(before.blockedReason !== undefined ? { reason: before.blockedReason } : {}),
+    };
+    this.#logger.warn(
+      {
+        credential: credential.id,
+        bucket: bucket.id,
+        by,
+        wasBlockedUntil: before.blockedUntil !== undefined ? iso(before.blockedUntil) : null,
+        reason: before.blockedReason ?? null,
+      },
+      before.blockedUntil !== undefined ? 'bucket unblocked' : 'bucket unblocked (it was not blocked)',
+    );
+    return lifted;
   }
 
   /**
