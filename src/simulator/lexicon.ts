@@ -1,11 +1,15 @@
 /**
- * Word lists and title templates the simulator builds its synthetic videos from: five languages,
- * with diacritics, Devanagari and emoji (including ZWJ sequences and skin-tone modifiers) so that
+ * Word lists and title templates the simulator builds its synthetic videos from: five languages
+ * here and nine more in lexicon-world.ts (Japanese, Korean, Chinese, Thai, Russian, Arabic,
+ * Hebrew, Tamil, Bengali), with diacritics, Devanagari and emoji (including ZWJ sequences and skin-tone modifiers) so that
  * everything downstream (the cache's tokenizer, search, logs) meets realistic text. All names are
  * invented or generic.
  */
 
-export type Lang = 'en' | 'de' | 'fr' | 'pt' | 'hi';
+import { WORLD_LEXICON, WORLD_REGION_LANGS, type WorldLang } from './lexicon-world.js';
+
+/** Languages with word lists here; the other scripts' lists are in lexicon-world.ts. */
+export type Lang = 'en' | 'de' | 'fr' | 'pt' | 'hi' | WorldLang;
 
 /** The kinds of video the corpus has, each tied to a YouTube category id. */
 export type Kind = 'music' | 'gaming' | 'movies' | 'sports' | 'vlog' | 'howto' | 'news' | 'tech';
@@ -74,11 +78,14 @@ export const REGION_LANGS: Record<string, ReadonlyArray<readonly [Lang, number]>
   FR: [['fr', 1]],
   BE: [['fr', 1]],
   IN: [
-    ['hi', 0.55],
-    ['en', 0.45],
+    ['hi', 0.4],
+    ['en', 0.35],
+    ['ta', 0.13],
+    ['bn', 0.12],
   ],
   BR: [['pt', 1]],
   PT: [['pt', 1]],
+  ...WORLD_REGION_LANGS,
 };
 
 export function langsOf(region: string): ReadonlyArray<readonly [Lang, number]> {
@@ -139,6 +146,7 @@ export interface Lexicon {
 }
 
 export const LEXICON: Record<Lang, Lexicon> = {
+  ...WORLD_LEXICON,
   en: {
     artists: [
       'Maya Brooks',

@@ -86,7 +86,7 @@ describe('a realistic corpus', () => {
     expect(titles.some((t) => /\p{Script=Devanagari}/u.test(t))).toBe(true);
     expect(titles.filter((t) => /\p{Extended_Pictographic}/u.test(t)).length).toBeGreaterThan(100);
     const langs = new Set([...charts.values()].flat().map((v) => v.snippet!.defaultLanguage));
-    expect([...langs].sort()).toEqual(['de', 'en', 'fr', 'hi', 'pt']);
+    expect([...langs].sort()).toEqual(['bn', 'de', 'en', 'fr', 'hi', 'pt', 'ta']);
     for (const v of charts.get('DE')!) expect(v.snippet!.tags?.length).toBeGreaterThan(0);
   });
 
