@@ -119,7 +119,7 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
       const freshSince = run.startedAt - (options.minAgeMs ?? ctx.config.backfill.minAgeMs);
       const refreshedBefore = Math.min(cursor.pass, freshSince);
       run.skipped = ctx.cache.countRefreshedSince(freshSince);
-      if (progress) progress.start(countDue(ctx, cursor.after, refreshedBefore));
+      if (progress) progress.start(countDue(ctx.cache, cursor.after, refreshedBefore));
       let done = 0;
       for (let batch = 1; batch <= MAX_BATCHES; batch++) {
         const due = ctx.cache.videosDueForRefresh(batchSize, cursor.after, { refreshedBefore });
@@ -179,12 +179,29 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
   }
 }
 
+/**
+ * Videos the next backfill run of `credentialId` would refresh: the rest of the pass it resumes, or
+ * every cached video when it starts a new one. Reads the cache only.
+ */
+export function backfillDue(
+  cache: JobContext['cache'],
+  credentialId: string,
+  minAgeMs: number,
+  nowMs = Date.now(),
+): number {
+  const cursor = readCursor(cache.getCursor(backfillCursorName(credentialId))) ?? {
+    pass: nowMs,
+    after: null,
+  };
+  return countDue(cache, cursor.after, Math.min(cursor.pass, nowMs - minAgeMs));
+}
+
 /** Videos still due in the pass (for the progress bar's total). */
-function countDue(ctx: JobContext, from: string | null, refreshedBefore: number): number {
+function countDue(cache: JobContext['cache'], from: string | null, refreshedBefore: number): number {
   let n = 0;
   let after = from;
   for (let i = 0; i < 1_000; i++) {
-    const page = ctx.cache.videosDueForRefresh(10_000, after, { refreshedBefore });
+    const page = cache.videosDueForRefresh(10_000, after, { refreshedBefore });
     n += page.ids.length;
     if (page.cursor === null) break;
     after = page.cursor;

@@ -10,6 +10,7 @@ import { action } from '../run.js';
 
 interface BackfillCommandOptions extends JobCommandOptions {
   maxUnits?: number;
+  dryRun?: boolean;
 }
 
 export function register(program: Command): void {
@@ -21,6 +22,10 @@ export function register(program: Command): void {
       )
       .option('--max-units <n>', 'spend at most this many units in this run', positiveInt)
       .option('--credential <id>', 'the credential to spend (default: the first in the config)')
+      .option(
+        '--dry-run',
+        'show what the run would spend against the ledger now, without calling the upstream or recording',
+      )
       .option('--json', 'print the result as JSON'),
   ).action(
     action(async (opts: BackfillCommandOptions) => {
@@ -38,6 +43,40 @@ export function register(program: Command): void {
         import('../../jobs/summary.js'),
       ]);
       const { config, credential } = preflight(opts, () => undefined);
+      if (opts.dryRun) {
+        const [{ dryRunCommand }, { openCache }, { BACKFILL_BATCH, backfillDue, backfillMethod }] =
+          await Promise.all([
+            import('../dry-run.js'),
+            import('../../cache/index.js'),
+            import('../../jobs/backfill.js'),
+          ]);
+        const cache = openCache(config.cache.path);
+        let due: number;
+        try {
+          due = backfillDue(cache, credential, config.backfill.minAgeMs);
+        } finally {
+          cache.close();
+        }
+        const method = backfillMethod(config.credential(credential));
+        const batches = Math.ceil(due / BACKFILL_BATCH);
+        const cost = config.credential(credential).methods[method]?.cost ?? 1;
+        const calls =
+          opts.maxUnits !== undefined ? Math.min(batches, Math.floor(opts.maxUnits / cost)) : batches;
+        return dryRunCommand(
+          config,
+          [
+            {
+              job: 'backfill',
+              credential,
+              method,
+              tier: 'backfill',
+              calls,
+              what: `${due.toLocaleString('en-US')} videos due, ${calls.toLocaleString('en-US')} batch${calls === 1 ? '' : 'es'} of up to ${BACKFILL_BATCH}${calls < batches ? ` (--max-units ${opts.maxUnits})` : ''}`,
+            },
+          ],
+          opts.json === true,
+        );
+      }
       return withJobs(config, async (jobs, signal) => {
         const result = await runBackfill(jobs, {
           credential,

@@ -10,6 +10,7 @@ import { action } from '../run.js';
 
 interface FetchOptions extends JobCommandOptions {
   region: string[];
+  dryRun?: boolean;
 }
 
 export function register(program: Command): void {
@@ -26,6 +27,10 @@ export function register(program: Command): void {
         [],
       )
       .option('--credential <id>', 'the credential to spend (default: the first in the config)')
+      .option(
+        '--dry-run',
+        'show what the run would spend against the ledger now, without fetching or recording',
+      )
       .option('--json', 'print the results as JSON'),
   ).action(
     action(async (opts: FetchOptions) => {
@@ -47,6 +52,25 @@ export function register(program: Command): void {
       } = preflight(opts, (c) =>
         opts.region.length ? [...new Set(opts.region.map((r) => c.region(r)))] : c.regions,
       );
+      if (opts.dryRun) {
+        const { dryRunCommand } = await import('../dry-run.js');
+        const { maxPages } = config.schedules.trending;
+        return dryRunCommand(
+          config,
+          regions.map((region) => {
+            const charts = Math.max(1, config.categories[region]?.length ?? 0);
+            return {
+              job: `trending:${region}`,
+              credential,
+              method: 'videos.list',
+              tier: 'scheduled' as const,
+              calls: charts * maxPages,
+              what: `${charts > 1 ? `${charts} charts × ` : ''}${maxPages} page${maxPages === 1 ? '' : 's'}`,
+            };
+          }),
+          opts.json === true,
+        );
+      }
       return withJobs(config, async (jobs, signal) => {
         const results = await runSideBySide(
           regions.map((region) => runTrending(jobs, { region, credential, signal })),

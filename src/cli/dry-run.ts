@@ -1,0 +1,18 @@
+/**
+ * The `--dry-run` of the job commands: open the ledger only to read it, print what the run would
+ * spend against what may be spent now, and exit 0 when it fits, 75 when the budget would stop it.
+ */
+import type { Config } from '../config/types.js';
+import { ExitCode } from '../errors.js';
+import { type DryRunJob, dryRun, renderDryRun } from '../jobs/dry-run.js';
+import { withContext } from './context.js';
+
+export async function dryRunCommand(
+  config: Config,
+  jobs: readonly DryRunJob[],
+  json: boolean,
+): Promise<number> {
+  const report = await withContext({}, ({ ledger }) => dryRun(config, ledger, jobs), { config });
+  process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : renderDryRun(report));
+  return report.fits ? ExitCode.OK : ExitCode.TEMPFAIL;
+}
