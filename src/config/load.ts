@@ -24,6 +24,7 @@ import { parseDuration } from './duration.js';
 import { type Amount, configSchema, type RawConfig, type RawCredential } from './schema.js';
 import { parseStoreUrl } from './store-url.js';
 import type {
+  BackfillPace,
   BucketConfig,
   BudgetConfig,
   Config,
@@ -250,7 +251,11 @@ function resolve(raw: RawConfig, env: Env, problems: Problems): Resolved {
     regions,
     categories,
     schedules,
-    backfill: { minAgeMs: raw.backfill.minAge },
+    backfill: {
+      minAgeMs: raw.backfill.minAge,
+      pace: resolvePace(raw, credentials, problems),
+      holdScheduled: raw.backfill.holdScheduled,
+    },
     expected: resolveExpected(raw, credentials, problems),
     maxSleepMs: raw.maxSleep,
     storeDown: { ...raw.storeDown },
@@ -407,6 +412,23 @@ function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problem
       (cred.budgets as BudgetConfig[]).push(budget);
     }
   });
+}
+
+function resolvePace(raw: RawConfig, credentials: CredentialConfig[], problems: Problems): BackfillPace {
+  const pace = raw.backfill.pace;
+  if (pace === 'day' || pace === 'none') return { kind: pace };
+  const jobs = credentials[0];
+  const budget = jobs?.budgets.find((b) => b.id === pace);
+  if (!budget) {
+    const ids = jobs?.budgets.map((b) => b.id) ?? [];
+    problems.add(
+      'backfill.pace',
+      `must be day, none or the id of a budget of credential ${jobs?.id ?? '?'}${ids.length ? ` (${ids.join(', ')})` : ''}, got '${pace}'`,
+    );
+  } else if (!budget.tiers.includes('backfill')) {
+    problems.add('backfill.pace', `budget '${pace}' does not cover the backfill tier`);
+  }
+  return { kind: 'budget', budget: pace };
 }
 
 function resolveExpected(

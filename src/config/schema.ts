@@ -188,6 +188,10 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** A video refreshed less than this long ago (by trending or the backfill) is skipped. */
       minAge: durationOrZero.default(DEFAULT_BACKFILL_MIN_AGE_MS),
+      /** `day`, `none`, or the id of a budget that paces it. */
+      pace: z.string().min(1).default('day'),
+      /** Hold back the units today's remaining scheduled runs need from the backfill. */
+      holdScheduled: z.boolean().default(true),
     })
     .prefault({}),
   /** Spending outside the configured jobs (people, scripts), counted by `plan`. */

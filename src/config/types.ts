@@ -110,9 +110,18 @@ export interface StoreConfig {
   connectTimeoutMs?: number;
 }
 
+/**
+ * How the backfill's spend is spread: `day` (default) along a line over the upstream's day, `none`
+ * as fast as its ceiling allows, or by a narrower budget of the config.
+ */
+export type BackfillPace = { kind: 'day' } | { kind: 'none' } | { kind: 'budget'; budget: string };
+
 export interface BackfillConfig {
   /** A video refreshed less than this many ms ago is not refreshed again (default 1 h). */
   minAgeMs: number;
+  pace: BackfillPace;
+  /** Hold back from the backfill the units today's remaining scheduled runs need (default true). */
+  holdScheduled: boolean;
 }
 
 export interface StoreDownConfig {

@@ -22,6 +22,7 @@ import { UpstreamError } from '../upstream/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type PlannedBudget, planSpend } from './keys.js';
+import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import type {
   Acquired,
@@ -49,6 +50,8 @@ export interface GuardOptions {
   now?: () => number;
   /** When the upstream's quota next resets (default: next midnight in the credential's time zone). */
   nextReset?: (timeZone: string, nowMs: number) => number;
+  /** The upstream's day around a moment, for the backfill's pacing (default: the calendar day in the time zone). */
+  upstreamDay?: DayOf;
 }
 
 /** Carries a Stop out of `withRetries` (it is not a QuotaGuardError, so it is never retried). */
@@ -102,6 +105,8 @@ export class Guard {
   readonly #onEvent: ((e: GuardEvent) => void) | undefined;
   readonly #now: () => number;
   readonly #nextReset: (timeZone: string, nowMs: number) => number;
+  /** The schedules, for the backfill's ceiling and pacing line. */
+  readonly pacer: BackfillPacer;
   readonly #stats: GuardStats = {
     allowed: 0,
     denied: 0,
@@ -122,6 +127,16 @@ export class Guard {
     this.#now = opts.now ?? Date.now;
     this.#nextReset = opts.nextReset ?? nextMidnight;
     this.#settler = new Settler(this.ledger, this.#now, this.#settled);
+    this.pacer = new BackfillPacer(opts.config, opts.upstreamDay);
+  }
+
+  /**
+   * The backfill's pacing line on a credential's bucket at `nowMs` (default now): its ceiling (the
+   * scheduled need held back), what it spent today and the units the line allows by now.
+   */
+  async pacingLine(credentialId: string, bucketId: string, nowMs = this.#now()): Promise<PacingLine> {
+    const credential = this.config.credential(credentialId);
+    return this.pacer.line(this.ledger, credential, bucketOf(credential, bucketId), nowMs);
   }
 
   /** Counters since the guard was created (fail-open spends among them). */
@@ -191,6 +206,7 @@ export class Guard {
     const tag = args.tag ?? args.method ?? bucketId;
     const now = this.#now();
     const plan = planSpend(credential, bucket, args.method, tier, now);
+    let line: PacingLine | undefined;
     const base = {
       credential: credential.id,
       bucket: bucket.id,
@@ -203,6 +219,15 @@ export class Guard {
     };
     let d: Decision;
     try {
+      if (tier === 'backfill') {
+        line = await this.pacer.line(this.ledger, credential, bucket, now);
+        const early = this.#paceBackfill(plan, line, cost, base);
+        if (early) {
+          this.#stats.denied++;
+          this.#emit({ type: 'spend', outcome: early });
+          return early;
+        }
+      }
       d = await this.ledger.spend({
         budgets: plan.map(({ key, limit, windowMs }) => ({ key, limit, windowMs })),
         cost,
@@ -212,11 +237,64 @@ export class Guard {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return this.#storeDown(base, args, e);
     }
-    const outcome = this.#fromDecision(base, plan, d, now);
+    const outcome = this.#fromDecision(base, plan, d, now, line);
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
     this.#emit({ type: 'spend', outcome });
     return outcome;
+  }
+
+  /**
+   * A backfill spend: the bucket's limit becomes the backfill's ceiling less the scheduled need, and
+   * the day's backfill log is spent with the pacing line as its limit. Returns a denial when either
+   * is already short (the ledger refuses limits below the cost), else undefined.
+   */
+  #paceBackfill(
+    plan: PlannedBudget[],
+    line: PacingLine,
+    cost: number,
+    base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
+  ): SpendOutcome | undefined {
+    const bucket = plan[0]!;
+    const dayLimit = line.allowed ?? Number.MAX_SAFE_INTEGER;
+    const denied = (limitedBy: string, remaining: number, retryAfterMs: number): SpendOutcome => ({
+      ...base,
+      ceiling: line.ceiling,
+      allowed: false,
+      reason: 'budget',
+      retryAfterMs: Math.max(1, Math.ceil(retryAfterMs)),
+      remaining: Math.max(0, remaining),
+      limitedBy,
+    });
+    // A blocked bucket: the ledger says so.
+    if (line.blockedUntil !== undefined) return undefined;
+    if (line.ceiling < cost) {
+      // Held back for the scheduled runs: it frees as they start.
+      return denied(bucket.name, line.ceiling - line.used, this.#untilNeedDrops(line));
+    }
+    // A full bucket is the bucket's denial (the ledger says when it frees), not the line's.
+    const full = line.used + cost > line.ceiling;
+    if (!full && line.spentToday + cost > dayLimit)
+      return denied(`${bucket.name} backfill pace`, dayLimit - line.spentToday, paceWait(line, cost));
+    bucket.limit = line.ceiling;
+    plan.push({
+      key: backfillDayKey(line.credential, line.bucket, line.dayStart),
+      limit: Math.max(cost, dayLimit),
+      windowMs: line.dayEnd - line.dayStart,
+      role: 'backfill-day',
+      name: `${bucket.name} backfill pace`,
+    });
+    return undefined;
+  }
+
+  /** ms until the next scheduled run on the line's bucket no longer counts as need. */
+  #untilNeedDrops(line: PacingLine): number {
+    const credential = this.config.credential(line.credential);
+    const day = this.pacer.day(credential, line.at);
+    const runs = day.trending.get(line.bucket) ?? [];
+    const grace = this.config.maxSleepMs;
+    const next = runs.find((r) => r.at + grace > line.at);
+    return next ? next.at + grace - line.at + 1 : Math.max(1, line.dayEnd - line.at);
   }
 
   #fromDecision(
@@ -224,6 +302,7 @@ export class Guard {
     plan: PlannedBudget[],
     d: Decision,
     now: number,
+    line?: PacingLine,
   ): SpendOutcome {
     if (d.allowed)
       return {
@@ -240,6 +319,12 @@ export class Guard {
     // A log keyed by the upstream day empties at the upstream's midnight, not when its entries age out.
     if (d.blockedUntil === undefined && limiter?.resetsAt !== undefined) {
       retryAfterMs = Math.min(retryAfterMs, Math.max(1, limiter.resetsAt - (d.at ?? now)));
+    }
+    // The pacing line rises with time; its entries do not age out within the day. The scheduled
+    // need held back from the backfill shrinks as the runs start.
+    if (d.blockedUntil === undefined && line) {
+      if (limiter?.role === 'backfill-day') retryAfterMs = Math.max(1, Math.ceil(paceWait(line, base.cost)));
+      else if (limiter?.role === 'bucket') retryAfterMs = Math.min(retryAfterMs, this.#untilNeedDrops(line));
     }
     return {
       ...base,
@@ -597,6 +682,15 @@ export class Guard {
     this.#emit({ type: 'stop', stop });
     return stop;
   }
+}
+
+/** ms until the pacing line allows `cost` more units (or until it is lifted at day's end). */
+function paceWait(line: PacingLine, cost: number): number {
+  const toBurst = Math.max(1, line.burstFrom - line.at);
+  const rate = (line.allowance * (1 - line.holdBack)) / (line.dayEnd - line.dayStart);
+  const short = line.spentToday + cost - (line.allowed ?? 0);
+  if (rate <= 0 || short <= 0) return toBurst;
+  return Math.min(toBurst, short / rate);
 }
 
 /** The one line a stop is logged with: what was left, why, and when the job can resume. */

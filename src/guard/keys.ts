@@ -63,9 +63,9 @@ export function bucketWindow(
 
 /** One budget of a planned spend, with what it is for (to explain a denial). */
 export interface PlannedBudget extends Budget {
-  /** `bucket`, `pace` or `budget`. */
-  role: 'bucket' | 'pace' | 'budget';
-  /** Human name: the bucket id, `<bucket> pace`, or `budget <id>`. */
+  /** `bucket`, `pace`, `budget`, or `backfill-day` (the backfill's pacing line over the upstream day). */
+  role: 'bucket' | 'pace' | 'budget' | 'backfill-day';
+  /** Human name: the bucket id, `<bucket> pace`, `budget <id>`, or `<bucket> backfill pace`. */
   name: string;
   resetsAt?: number;
 }

@@ -26,7 +26,7 @@ import type {
 } from '../config/types.js';
 import { budgetCovers } from '../guard/keys.js';
 import { backfillMethod } from '../jobs/backfill.js';
-import { cronRuns, maxInDay, maxInWindow, mergeSpends, type Spend } from './runs.js';
+import { cronRuns, maxInDay, maxInWindow, type Spend, trendingRuns } from './runs.js';
 
 const DAY_MS = 86_400_000;
 /** Whole days looked at: a week covers weekly cron patterns. */
@@ -308,13 +308,7 @@ function sourcesOf(
   if (runsJobs) {
     const t = config.schedules.trending;
     const list = c.methods['videos.list']!;
-    const base = cronRuns(t.cron, t.timeZone, now, to);
-    const perRegion = config.regions.map(
-      (r) => Math.max(1, config.categories[r]?.length ?? 0) * t.maxPages * list.cost,
-    );
-    const spends = mergeSpends(
-      config.regions.map((_, i) => base.map((at) => ({ at: at + i * t.staggerMs, units: perRegion[i]! }))),
-    );
+    const { spends, ticks } = trendingRuns(config, c, now, to);
     const charts = config.regions.reduce((n, r) => n + Math.max(1, config.categories[r]?.length ?? 0), 0);
     out.push({
       bucket: list.bucket,
@@ -331,7 +325,7 @@ function sourcesOf(
               : `${plural(charts, 'chart')} in ${plural(config.regions.length, 'region')} × ${plural(t.maxPages, 'page')} × {runs} × ${plural(list.cost, 'unit')}`,
         },
         spends,
-        baseRuns: base.map((at) => ({ at, units: 1 })),
+        baseRuns: ticks.map((at) => ({ at, units: 1 })),
       },
     });
     const method = backfillMethod(c);

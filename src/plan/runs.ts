@@ -8,6 +8,7 @@
  */
 import { DateTime } from 'luxon';
 import { createTask, parse } from 'node-cron';
+import type { Config, CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 
 const DAY_MS = 86_400_000;
@@ -121,4 +122,43 @@ export function maxInDay(spends: readonly Spend[], timeZone: string, fromMs: num
 /** Merge several time-sorted spend lists into one. */
 export function mergeSpends(lists: ReadonlyArray<readonly Spend[]>): Spend[] {
   return lists.flat().sort((a, b) => a.at - b.at);
+}
+
+/** A config's trending runs on one credential: every region's, staggered. */
+export interface TrendingRuns {
+  /** The bucket they spend (that of `videos.list`). */
+  bucket: string;
+  /** One spend per region run starting in [fromMs, toMs), at most its units, sorted by time. */
+  spends: Spend[];
+  /** The cron schedule's own ticks in [fromMs, toMs), before any stagger. */
+  ticks: number[];
+  /** Units one run of each region spends at most: charts × pages × the cost of `videos.list`. */
+  perRegion: number[];
+}
+
+/**
+ * The trending runs `plan` counts and the guard holds units back for: region i runs `i × stagger`
+ * after each tick of `schedules.trending.cron` and spends at most its charts × `maxPages` pages.
+ */
+export function trendingRuns(
+  config: Config,
+  credential: CredentialConfig,
+  fromMs: number,
+  toMs: number,
+): TrendingRuns {
+  const t = config.schedules.trending;
+  const list = credential.methods['videos.list']!;
+  const perRegion = config.regions.map(
+    (r) => Math.max(1, config.categories[r]?.length ?? 0) * t.maxPages * list.cost,
+  );
+  const lastStagger = Math.max(0, config.regions.length - 1) * t.staggerMs;
+  const ticks = cronRuns(t.cron, t.timeZone, fromMs - lastStagger, toMs);
+  const spends = mergeSpends(
+    config.regions.map((_, i) =>
+      ticks
+        .map((at) => ({ at: at + i * t.staggerMs, units: perRegion[i]! }))
+        .filter((s) => s.at >= fromMs && s.at < toMs),
+    ),
+  );
+  return { bucket: list.bucket, spends, ticks: ticks.filter((at) => at >= fromMs), perRegion };
 }

@@ -6,6 +6,7 @@
  */
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
+import type { DayOf } from '../guard/pacing.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
 import { openRunHistory } from '../history/index.js';
 import { runBackfill } from '../jobs/backfill.js';
@@ -70,6 +71,8 @@ export interface ServiceOptions extends ScheduledJobsOptions {
   ticks?: TickSource;
   /** Passed to the guard (drills: the simulator's reset instead of the upstream's midnight). */
   nextReset?: (timeZone: string, nowMs: number) => number;
+  /** Passed to the guard (drills: the simulator's day instead of the upstream's calendar day). */
+  upstreamDay?: DayOf;
   jobContext?: OpenJobContextOptions;
   /** Every scheduler event, besides the metrics. */
   onEvent?: (e: SchedulerEvent) => void;
@@ -103,6 +106,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         }
       : metrics.guardEvent,
     ...(opts.nextReset ? { nextReset: opts.nextReset } : {}),
+    ...(opts.upstreamDay ? { upstreamDay: opts.upstreamDay } : {}),
   });
   const history = opts.jobContext?.history ?? (await openRunHistory(config.store));
   const jobs = openJobContext({ config, guard, logger }, { ...opts.jobContext, history });

@@ -89,6 +89,8 @@ describe.skipIf(!hasScript)('backfill progress on a terminal', () => {
       upstream: { baseUrl: sim.url },
       credentials: [{ id: 'default', apiKeyEnv: 'QG_TTY_TEST_KEY' }],
       regions: ['US', 'GB'],
+      // The backfill refreshes what fetch has just cached, whatever the time of day.
+      backfill: { minAge: 0, pace: 'none', holdScheduled: false },
     });
     vi.stubEnv('QG_TTY_TEST_KEY', key);
     vi.stubEnv('LOG_LEVEL', 'silent');

@@ -29,6 +29,8 @@ describe('secrets', () => {
       upstream: { baseUrl: sim.url },
       credentials: [{ id: 'main', apiKeyEnv: 'YOUTUBE_API_KEY' }],
       regions: ['US', 'GB', 'DE'],
+      // The backfill refreshes what fetch has just cached, whatever the time of day.
+      backfill: { minAge: 0, pace: 'none', holdScheduled: false },
     });
     const env = { YOUTUBE_API_KEY: key, LOG_LEVEL: 'debug', QUOTA_GUARD_CONFIG: file };
     const runs: Array<[string, ChildResult]> = [];

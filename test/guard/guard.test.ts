@@ -25,6 +25,8 @@ async function usedOn(ledger: Ledger, guard: Guard, credential: string, bucket =
 /** units: quota 100, reserve 10, headroom 20 → ceilings scheduled 90, backfill 70, manual 100. */
 const SMALL = {
   credentials: [{ id: 'c1', buckets: { units: { quota: 100, reserve: 10, backfillHeadroom: 20 } } }],
+  // The tiers' ceilings alone, whatever the time of day (pacing has tests of its own).
+  backfill: { pace: 'none', holdScheduled: false },
 };
 
 function upstreamError(

@@ -62,8 +62,9 @@ export async function rig(options: RigOptions = {}): Promise<Rig> {
   const config: Config = parseConfig(
     {
       cache: { path: tmpPath('cache.db') },
-      // Jobs tests backfill videos a trending run has just cached.
-      backfill: { minAge: 0 },
+      // Jobs tests backfill videos a trending run has just cached, whatever the time of day: no
+      // pacing over the day, no units held back for the day's remaining scheduled runs.
+      backfill: { minAge: 0, pace: 'none', holdScheduled: false },
       ...raw,
       upstream: { baseUrl: sim.url, timeout: '5s', ...(raw['upstream'] as object | undefined) },
       credentials: (raw['credentials'] as Array<Record<string, unknown>> | undefined)?.map((c) => ({

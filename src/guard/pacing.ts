@@ -1,0 +1,210 @@
+/**
+ * What the guard holds back from the backfill and how fast it lets it spend, over the upstream's day.
+ *
+ * - **Scheduled need** (dynamic headroom): the units today's remaining scheduled trending runs will
+ *   spend on a bucket — each region's runs (staggered) that start before the upstream's midnight ×
+ *   the pages they fetch × the cost of `videos.list`, the same computation `plan` makes
+ *   (src/plan/runs.ts). The backfill's ceiling on the bucket is then
+ *   `min(quota − reserve − backfillHeadroom, quota − reserve − scheduled need)`.
+ * - **Pacing** (`backfill.pace: day`): the backfill's allowance for the day is what it has spent
+ *   today plus what is left under its ceiling now; by a fraction f of the day it may have spent at
+ *   most f of that allowance (its fair share of what is left for the time that is left, recomputed
+ *   at every spend). Where the backfill shares its bucket with scheduled runs, a tenth of the
+ *   allowance is held back as well, so that someone spending the key unseen empties it after the
+ *   day's scheduled runs, not before them. Once today's last scheduled run on the bucket has started
+ *   (or, on a bucket no scheduled run spends, once the day's last backfill run is due), the line is
+ *   lifted: use it or lose it.
+ *
+ * The day's backfill spend is counted in a log of its own, `qg:{<credential>}:<bucket>:backfill:<day>`,
+ * spent in the same atomic call as the bucket with the line as its limit.
+ */
+import type { BucketConfig, Config, CredentialConfig } from '../config/types.js';
+import type { Ledger } from '../ledger/types.js';
+import { cronRuns, trendingRuns } from '../plan/runs.js';
+import { nextMidnight, startOfDay } from '../quota/time.js';
+import { bucketKey, bucketWindow } from './keys.js';
+
+/** The share of the day's allowance held back until the day's scheduled runs have started. */
+export const PACE_HOLD_BACK = 0.1;
+
+/** Where the upstream's day containing a moment starts and ends (epoch ms). */
+export interface UpstreamDay {
+  start: number;
+  end: number;
+}
+
+export type DayOf = (timeZone: string, nowMs: number) => UpstreamDay;
+
+/** The upstream's calendar day in `timeZone`. */
+export const calendarDay: DayOf = (timeZone, nowMs) => ({
+  start: startOfDay(timeZone, nowMs),
+  end: nextMidnight(timeZone, nowMs),
+});
+
+/** The backfill's line on one bucket at one moment. */
+export interface PacingLine {
+  credential: string;
+  bucket: string;
+  /** `day`, `none`, or `budget <id>` (a narrower budget paces it instead). */
+  pace: string;
+  /** The upstream day (epoch ms). */
+  dayStart: number;
+  dayEnd: number;
+  /** Units today's remaining scheduled runs will spend on the bucket (held back from the backfill). */
+  scheduledNeed: number;
+  /** Scheduled runs left today on the bucket. */
+  scheduledRunsLeft: number;
+  /** The backfill's ceiling on the bucket now: min(backfill ceiling, scheduled ceiling − scheduled need). */
+  ceiling: number;
+  /** Units the bucket holds in its window now. */
+  used: number;
+  /** Epoch ms until which the bucket is blocked (after an upstream quotaExceeded). */
+  blockedUntil?: number;
+  /** Units the backfill spent on the bucket today. */
+  spentToday: number;
+  /** spentToday + what is left under the ceiling now: the most the backfill can spend today. */
+  allowance: number;
+  /** The share of the allowance held back until `burstFrom`. */
+  holdBack: number;
+  /** From when the line is lifted (epoch ms). */
+  burstFrom: number;
+  /** Units the backfill may have spent today by `at` (null when not paced by the day). */
+  allowed: number | null;
+  at: number;
+}
+
+/** Units the line allows by `t`, for the same allowance (to draw it: it rises linearly, then jumps at `burstFrom`). */
+export function pacingLineAt(p: PacingLine, t: number): number {
+  if (t >= p.burstFrom) return p.allowance;
+  const f = Math.min(1, Math.max(0, (t - p.dayStart) / (p.dayEnd - p.dayStart)));
+  return Math.floor(p.allowance * f * (1 - p.holdBack));
+}
+
+/** The ledger key of the backfill's spend on a bucket during the upstream day starting at `dayStart`. */
+export function backfillDayKey(credential: string, bucket: string, dayStart: number): string {
+  return `${bucketKey(credential, bucket)}:backfill:${new Date(dayStart).toISOString()}`;
+}
+
+interface DaySchedule {
+  start: number;
+  end: number;
+  /** Trending region runs on each bucket: start times and units, sorted. */
+  trending: Map<string, Array<{ at: number; units: number }>>;
+  /** Backfill run starts, sorted. */
+  backfill: number[];
+}
+
+/**
+ * Knows the schedules of one config and answers, per bucket and moment, the backfill's ceiling and
+ * pacing line. The runs of a day are computed once and kept.
+ */
+export class BackfillPacer {
+  readonly #config: Config;
+  readonly #dayOf: DayOf;
+  readonly #days = new Map<string, DaySchedule>();
+
+  constructor(config: Config, dayOf: DayOf = calendarDay) {
+    this.#config = config;
+    this.#dayOf = dayOf;
+  }
+
+  /** The trending and backfill runs of the upstream day containing `nowMs`. */
+  day(credential: CredentialConfig, nowMs: number): DaySchedule {
+    const { start, end } = this.#dayOf(credential.timeZone, nowMs);
+    const id = `${credential.id}@${start}`;
+    let day = this.#days.get(id);
+    if (day) return day;
+    const config = this.#config;
+    const trending = new Map<string, Array<{ at: number; units: number }>>();
+    // Only the jobs' credential runs the schedules.
+    if (config.credentials[0]?.id === credential.id) {
+      const t = trendingRuns(config, credential, start, end);
+      trending.set(t.bucket, t.spends);
+    }
+    const b = config.schedules.backfill;
+    const backfill = cronRuns(b.cron, b.timeZone, start - b.staggerMs, end)
+      .map((at) => at + b.staggerMs)
+      .filter((at) => at >= start && at < end);
+    day = { start, end, trending, backfill };
+    if (this.#days.size > 8) this.#days.clear();
+    this.#days.set(id, day);
+    return day;
+  }
+
+  /**
+   * The scheduled need on `bucket` at `nowMs`: runs starting from `nowMs − graceMs` (a run that has
+   * just started may not have spent yet) to the end of the day.
+   */
+  scheduledNeed(
+    credential: CredentialConfig,
+    bucket: BucketConfig,
+    nowMs: number,
+  ): { units: number; runs: number; lastRunAt: number | undefined; day: DaySchedule } {
+    const day = this.day(credential, nowMs);
+    const runs = day.trending.get(bucket.id) ?? [];
+    const from = this.#config.backfill.holdScheduled
+      ? nowMs - this.#config.maxSleepMs
+      : Number.POSITIVE_INFINITY;
+    let units = 0;
+    let n = 0;
+    for (const r of runs)
+      if (r.at >= from) {
+        units += r.units;
+        n++;
+      }
+    return { units, runs: n, lastRunAt: runs.at(-1)?.at, day };
+  }
+
+  /** The backfill's ceiling on the bucket now, without reading the ledger. */
+  ceiling(credential: CredentialConfig, bucket: BucketConfig, nowMs: number): number {
+    const need = this.scheduledNeed(credential, bucket, nowMs).units;
+    return Math.max(0, Math.min(bucket.ceilings.backfill, bucket.ceilings.scheduled - need));
+  }
+
+  /** The pacing line at `nowMs`, read from the ledger (the bucket's log and the day's backfill log). */
+  async line(
+    ledger: Ledger,
+    credential: CredentialConfig,
+    bucket: BucketConfig,
+    nowMs: number,
+  ): Promise<PacingLine> {
+    const need = this.scheduledNeed(credential, bucket, nowMs);
+    const { day } = need;
+    const ceiling = Math.max(0, Math.min(bucket.ceilings.backfill, bucket.ceilings.scheduled - need.units));
+    const w = bucketWindow(credential, bucket, nowMs);
+    const [bucketSnap, daySnap] = await Promise.all([
+      ledger.peek({ key: w.key, windowMs: w.windowMs }),
+      ledger.peek({
+        key: backfillDayKey(credential.id, bucket.id, day.start),
+        windowMs: day.end - day.start,
+      }),
+    ]);
+    const shared = need.lastRunAt !== undefined;
+    const lastBackfill = day.backfill.at(-1);
+    // A bucket scheduled runs spend: lifted once the last of them has started. Otherwise: at the
+    // day's last backfill run (none today: never).
+    const burstFrom = shared ? need.lastRunAt! + this.#config.maxSleepMs : (lastBackfill ?? day.end);
+    const allowance = daySnap.used + Math.max(0, ceiling - bucketSnap.used);
+    const pace = this.#config.backfill.pace;
+    const p: PacingLine = {
+      credential: credential.id,
+      bucket: bucket.id,
+      pace: pace.kind === 'budget' ? `budget ${pace.budget}` : pace.kind,
+      dayStart: day.start,
+      dayEnd: day.end,
+      scheduledNeed: need.units,
+      scheduledRunsLeft: need.runs,
+      ceiling,
+      used: bucketSnap.used,
+      ...(bucketSnap.blockedUntil !== undefined ? { blockedUntil: bucketSnap.blockedUntil } : {}),
+      spentToday: daySnap.used,
+      allowance,
+      holdBack: shared ? PACE_HOLD_BACK : 0,
+      burstFrom,
+      allowed: null,
+      at: nowMs,
+    };
+    if (pace.kind === 'day') p.allowed = pacingLineAt(p, nowMs);
+    return p;
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The backfill's ceiling less today's scheduled need, and its pacing line over the upstream day, on
+ * a SQLite ledger and a guard sharing one fake clock (so nothing depends on when the test runs).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { createGuard, type Guard } from '../../src/guard/index.js';
+import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';
+import type { Ledger } from '../../src/ledger/types.js';
+import { capture, openSqlite } from './helpers.js';
+
+const HOUR = 3_600_000;
+const DAY = Date.parse('2026-03-10T00:00:00Z');
+
+const opened: Ledger[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((l) => l.close()));
+});
+
+interface Rig {
+  guard: Guard;
+  ledger: Ledger;
+  /** Set the shared clock to `h` hours into the day. */
+  at(h: number): void;
+}
+
+async function rig(raw: Record<string, unknown>): Promise<Rig> {
+  let clock = DAY;
+  const now = () => clock;
+  const ledger = await openSqlite({ now });
+  opened.push(ledger);
+  const config = parseConfig(raw, { env: {} });
+  const guard = createGuard({ config, ledger, logger: capture(), now });
+  return { guard, ledger, at: (h) => (clock = DAY + h * HOUR) };
+}
+
+/** Classic profile, one credential in UTC: 2 regions × 4 pages every hour at :00 and :02 = 8 units an hour. */
+const CLASSIC = {
+  credentials: [
+    {
+      id: 'c',
+      profile: 'youtube-classic',
+      timeZone: 'UTC',
+      buckets: { units: { quota: 1_000, reserve: 50, backfillHeadroom: 100 } },
+    },
+  ],
+  regions: ['US', 'GB'],
+  schedules: {
+    trending: { cron: '0 * * * *', stagger: '2m', timeZone: 'UTC', maxPages: 4 },
+    backfill: { cron: '30 * * * *', timeZone: 'UTC' },
+  },
+};
+
+describe("today's scheduled runs are held back from the backfill", () => {
+  it('the backfill ceiling is min(backfill ceiling, scheduled ceiling − what the rest of the day’s runs need)', async () => {
+    const r = await rig({
+      ...CLASSIC,
+      credentials: [
+        { ...CLASSIC.credentials[0], buckets: { units: { quota: 1_000, reserve: 50, backfillHeadroom: 0 } } },
+      ],
+      backfill: { pace: 'none' },
+    });
+    // 10:30: runs at 11:00 … 23:00 are left, 13 ticks × 2 regions × 4 pages.
+    r.at(10.5);
+    const line = await r.guard.pacingLine('c', 'units');
+    expect(line).toMatchObject({
+      scheduledNeed: 104,
+      scheduledRunsLeft: 26,
+      ceiling: 950 - 104,
+      allowed: null,
+    });
+    // The backfill stops there; the scheduled tier still has its 104 units.
+    expect(
+      await r.guard.spend({ credential: 'c', bucket: 'units', cost: 846, tier: 'backfill' }),
+    ).toMatchObject({
+      allowed: true,
+    });
+    const denied = await r.guard.spend({ credential: 'c', bucket: 'units', cost: 1, tier: 'backfill' });
+    expect(denied).toMatchObject({ allowed: false, reason: 'budget', limitedBy: 'units' });
+    // It may go on once the next run has started (11:00 and the grace of maxSleep).
+    expect(denied.retryAfterMs).toBe(HOUR / 2 + 30_000 + 1);
+    for (let i = 0; i < 13; i++)
+      expect(
+        (await r.guard.spend({ credential: 'c', bucket: 'units', cost: 8, tier: 'scheduled' })).allowed,
+      ).toBe(true);
+    // At 23:30 no run is left: the backfill may use the bucket up to its own ceiling.
+    r.at(23.5);
+    expect(await r.guard.pacingLine('c', 'units')).toMatchObject({ scheduledNeed: 0, ceiling: 950 });
+  });
+
+  it('holds nothing back with holdScheduled: false, and a bucket no schedule spends is never held back', async () => {
+    const r = await rig({ ...CLASSIC, backfill: { pace: 'none', holdScheduled: false } });
+    r.at(1);
+    expect(await r.guard.pacingLine('c', 'units')).toMatchObject({ scheduledNeed: 0, ceiling: 850 });
+    const modern = await rig({ credentials: [{ id: 'c', timeZone: 'UTC' }] });
+    modern.at(1);
+    expect(await modern.guard.pacingLine('c', 'videos.batchGetStats')).toMatchObject({
+      scheduledNeed: 0,
+      ceiling: 8_500,
+    });
+  });
+});
+
+describe('the backfill is paced over the upstream day', () => {
+  /** youtube-2026: the backfill spends videos.batchGetStats, its own bucket; 9,500 spendable. */
+  const MODERN = {
+    credentials: [{ id: 'c', timeZone: 'UTC', buckets: { 'videos.batchGetStats': { backfillHeadroom: 0 } } }],
+    schedules: { backfill: { cron: '30 * * * *', timeZone: 'UTC' } },
+  };
+  const spend = (r: Rig, cost: number) =>
+    r.guard.spend({ credential: 'c', method: 'videos.batchGetStats', cost, tier: 'backfill' });
+
+  it('spends at most the share of its allowance the day has used, then bursts at the last run', async () => {
+    const r = await rig(MODERN);
+    r.at(6); // a quarter of the day: 9,500 / 4
+    expect(await r.guard.pacingLine('c', 'videos.batchGetStats')).toMatchObject({
+      pace: 'day',
+      allowance: 9_500,
+      holdBack: 0,
+      allowed: 2_375,
+      burstFrom: DAY + 23.5 * HOUR,
+    });
+    expect((await spend(r, 2_000)).allowed).toBe(true);
+    expect((await spend(r, 375)).allowed).toBe(true);
+    const denied = await spend(r, 95);
+    expect(denied).toMatchObject({
+      allowed: false,
+      reason: 'budget',
+      limitedBy: 'videos.batchGetStats backfill pace',
+    });
+    // 95 more units: 1 % of the day's allowance, 1 % of 24 h.
+    expect(denied.retryAfterMs).toBeGreaterThanOrEqual(0.01 * 24 * HOUR - 1);
+    expect(denied.retryAfterMs).toBeLessThanOrEqual(0.01 * 24 * HOUR + 1);
+    // Units someone else does not spend stay available: half-way, the line is at half of the allowance.
+    r.at(12);
+    expect((await spend(r, 2_375)).allowed).toBe(true);
+    expect((await spend(r, 1)).allowed).toBe(false);
+    // At the day's last backfill run the line is lifted: everything left may go.
+    r.at(23.5);
+    expect((await spend(r, 9_500 - 4_750)).allowed).toBe(true);
+    expect(await spend(r, 1)).toMatchObject({ allowed: false, limitedBy: 'videos.batchGetStats' });
+  });
+
+  it('holds a share back until the last scheduled run where the backfill shares the bucket with them', async () => {
+    const r = await rig(CLASSIC);
+    r.at(12);
+    const line = await r.guard.pacingLine('c', 'units');
+    // 12:00: 12 ticks × 2 regions × 4 pages are still to come, all under the 850 backfill ceiling.
+    expect(line).toMatchObject({ scheduledNeed: 96, ceiling: 850, allowance: 850, holdBack: PACE_HOLD_BACK });
+    expect(line.allowed).toBe(Math.floor(850 * 0.5 * (1 - PACE_HOLD_BACK)));
+    // The line is lifted once the day's last run (23:02) has started and its grace passed.
+    expect(line.burstFrom).toBe(DAY + 23 * HOUR + 2 * 60_000 + 30_000);
+    expect(pacingLineAt(line, line.burstFrom - 1)).toBeLessThan(850);
+    expect(pacingLineAt(line, line.burstFrom)).toBe(850);
+  });
+
+  it('pace: none spends as fast as the ceiling allows; pace: <budget> leaves it to that budget', async () => {
+    const none = await rig({ ...MODERN, backfill: { pace: 'none' } });
+    none.at(1);
+    expect((await spend(none, 9_500)).allowed).toBe(true);
+    const budget = await rig({
+      ...MODERN,
+      budgets: [
+        { id: 'stats-hourly', bucket: 'videos.batchGetStats', tiers: ['backfill'], limit: 500, window: '1h' },
+      ],
+      backfill: { pace: 'stats-hourly' },
+    });
+    budget.at(1);
+    expect(await budget.guard.pacingLine('c', 'videos.batchGetStats')).toMatchObject({
+      pace: 'budget stats-hourly',
+      allowed: null,
+    });
+    expect((await spend(budget, 500)).allowed).toBe(true);
+    expect(await spend(budget, 1)).toMatchObject({ allowed: false, limitedBy: 'budget stats-hourly' });
+    expect(() => parseConfig({ backfill: { pace: 'hourly' } }, { env: {} })).toThrow(
+      /backfill\.pace: must be day, none or the id of a budget of credential default, got 'hourly'/,
+    );
+  });
+});
