@@ -4,7 +4,9 @@
  * `inject('redisClusterUrl')`. REDIS_URL / REDIS_CLUSTER_URL point them at existing servers instead
  * (tests then write only keys under a unique prefix).
  */
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import {
   hasRedisServer,
@@ -25,8 +27,15 @@ declare module 'vitest' {
 
 let single: RedisServer | undefined;
 let cluster: RedisCluster | undefined;
+let dataDir: string | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
+  // Default ledger and cache files (no path configured) go to a private data directory, never to
+  // the user's own (~/.local/share/quota-guard). Workers inherit the variable.
+  if (!process.env['QUOTA_GUARD_DATA']) {
+    dataDir = mkdtempSync(join(tmpdir(), 'qg-data-'));
+    process.env['QUOTA_GUARD_DATA'] = dataDir;
+  }
   const envUrl = process.env.REDIS_URL;
   const envCluster = process.env.REDIS_CLUSTER_URL;
   if ((!envUrl || !envCluster) && !hasRedisServer()) {
@@ -45,4 +54,5 @@ export async function teardown(): Promise<void> {
   await single?.stop();
   if (single) rmSync(single.dir, { recursive: true, force: true });
   await cluster?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }

@@ -32,6 +32,11 @@ export interface OpenContextOptions {
   logger?: GuardLogger;
   /** The config when the command has loaded it already (then the file is not read again). */
   config?: Config;
+  /**
+   * The command only reads: a SQLite ledger that does not exist is `QG_STORE_NOT_FOUND` (exit 66)
+   * naming where it looked, and nothing is created.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -77,6 +82,7 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),
     ...(s.connectTimeoutMs !== undefined ? { connectTimeoutMs: s.connectTimeoutMs } : {}),
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
+    ...(options.readOnly ? { create: false } : {}),
   });
   try {
     return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };

@@ -12,6 +12,10 @@ import { bar, breakdown, formatDuration, formatNumber, table, wrap } from './for
 
 /** What `status` prints: the ledger's report and, when the history was readable, region freshness. */
 export interface StatusView extends StatusReport {
+  /** The ledger read: the absolute file, or the store URL with its password redacted. */
+  ledger?: string;
+  /** The cache the jobs write (absolute file). */
+  cache?: string;
   freshness?: {
     periodMs: number;
     staleAfterMs: number;
@@ -91,6 +95,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
   const out: string[] = [
     `quota-guard status · ${view.store} ledger · ${clock(nowMs, local, nowMs)}${local !== 'UTC' ? ` (${clock(nowMs, 'UTC', nowMs)})` : ''}`,
   ];
+  if (view.ledger !== undefined) out.push(wrap(`ledger ${view.ledger} · cache ${view.cache ?? '-'}`, W));
   let marked = false;
   for (const c of view.credentials) {
     out.push('');

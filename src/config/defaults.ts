@@ -6,7 +6,6 @@
 
 /** The regions whose trending charts the jobs fetch when the config names none. */
 export const DEFAULT_REGIONS = ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'] as const;
-export const DEFAULT_STORE_URL = 'sqlite:data/quota.db';
 export const DEFAULT_CACHE_PATH = 'data/cache.db';
 export const DEFAULT_BASE_URL = 'https://www.googleapis.com/youtube/v3';
 export const DEFAULT_API_KEY_ENV = 'YOUTUBE_API_KEY';

@@ -5,6 +5,7 @@
  * its path, as a ConfigError (exit code 78).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { validateDetailed } from 'node-cron';
 import YAML from 'yaml';
 import type { z } from 'zod';
@@ -15,12 +16,12 @@ import {
   CONFIG_ENV,
   DEFAULT_BACKFILL_HEADROOM,
   DEFAULT_RESERVE,
-  DEFAULT_STORE_URL,
   DEFAULT_WINDOW,
   MAX_CONFIG_BYTES,
   STORE_ENV,
 } from './defaults.js';
 import { parseDuration } from './duration.js';
+import { absolutePath, configDir, DEFAULT_CACHE_FILE, DEFAULT_LEDGER_FILE, dataDir } from './paths.js';
 import { type Amount, configSchema, type RawConfig, type RawCredential } from './schema.js';
 import { parseStoreUrl } from './store-url.js';
 import type {
@@ -116,7 +117,7 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Con
     );
   }
   const problems = new Problems();
-  const resolved = resolve(parsed.data, env, problems);
+  const resolved = resolve(parsed.data, env, problems, options.source);
   if (problems.list.length) {
     throw new ConfigError(
       problems.list.map((p) => prefix + p.text),
@@ -211,7 +212,7 @@ function article(type: string): string {
 
 type Resolved = Omit<Config, 'credential' | 'region' | 'apiKey'>;
 
-function resolve(raw: RawConfig, env: Env, problems: Problems): Resolved {
+function resolve(raw: RawConfig, env: Env, problems: Problems, source: string | undefined): Resolved {
   const credentials = raw.credentials.map((c, i) => resolveCredential(c, i, problems));
   const seen = new Set<string>();
   raw.credentials.forEach((c, i) => {
@@ -244,8 +245,13 @@ function resolve(raw: RawConfig, env: Env, problems: Problems): Resolved {
   };
 
   return {
-    store: resolveStore(raw, env, problems),
-    cache: { path: raw.cache.path },
+    store: resolveStore(raw, env, problems, source),
+    cache: {
+      path:
+        raw.cache.path === undefined
+          ? join(dataDir(env).path, DEFAULT_CACHE_FILE)
+          : absolutePath(raw.cache.path, configDir(source)),
+    },
     upstream: { baseUrl: raw.upstream.baseUrl.replace(/\/+$/, ''), timeoutMs: raw.upstream.timeout },
     credentials,
     regions,
@@ -484,7 +490,7 @@ function resolveSchedule(
   return { cron: s.cron, staggerMs: s.stagger, timeZone: s.timeZone };
 }
 
-function resolveStore(raw: RawConfig, env: Env, problems: Problems): StoreConfig {
+function resolveStore(raw: RawConfig, env: Env, problems: Problems, source: string | undefined): StoreConfig {
   const opts = typeof raw.store === 'object' ? raw.store : {};
   const fileUrl = typeof raw.store === 'string' ? raw.store : raw.store?.url;
   const envUrl = env[STORE_ENV] || undefined;
@@ -493,15 +499,21 @@ function resolveStore(raw: RawConfig, env: Env, problems: Problems): StoreConfig
       ? [fileUrl, 'file' as const, typeof raw.store === 'string' ? 'store' : 'store.url']
       : envUrl !== undefined
         ? [envUrl, 'env' as const, STORE_ENV]
-        : [DEFAULT_STORE_URL, 'default' as const, 'store'];
+        : [`sqlite:${join(dataDir(env).path, DEFAULT_LEDGER_FILE)}`, 'default' as const, 'store'];
   let kind: StoreConfig['kind'] = 'sqlite';
+  let absolute = url;
   try {
-    kind = parseStoreUrl(url).kind;
+    const parsed = parseStoreUrl(url);
+    kind = parsed.kind;
+    // A relative file: from the config file's directory, or the working directory for REDIS_URL.
+    if (parsed.kind === 'sqlite') {
+      absolute = `sqlite:${absolutePath(parsed.path, from === 'file' ? configDir(source) : process.cwd())}`;
+    }
   } catch (e) {
     problems.add(at, (e as Error).message, 'QG_STORE_URL_INVALID');
   }
   return {
-    url,
+    url: absolute,
     kind,
     from,
     ...(opts.keyPrefix !== undefined ? { keyPrefix: opts.keyPrefix } : {}),

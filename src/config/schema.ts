@@ -9,7 +9,6 @@ import {
   DEFAULT_API_KEY_ENV,
   DEFAULT_BACKFILL_MIN_AGE_MS,
   DEFAULT_BASE_URL,
-  DEFAULT_CACHE_PATH,
   DEFAULT_MAX_PAGES,
   DEFAULT_REGIONS,
   DEFAULT_WINDOW,
@@ -161,7 +160,8 @@ const store = z.union([
 
 export const configSchema = z.strictObject({
   store: store.optional(),
-  cache: z.strictObject({ path: z.string().min(1).default(DEFAULT_CACHE_PATH) }).prefault({}),
+  /** Omitted: cache.db in the data directory (config/paths.ts). */
+  cache: z.strictObject({ path: z.string().min(1).optional() }).prefault({}),
   upstream: z
     .strictObject({
       baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(DEFAULT_BASE_URL),

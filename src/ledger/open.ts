@@ -15,6 +15,7 @@ export async function openLedger(url: string, options: OpenLedgerOptions = {}): 
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
       ...(options.keyPrefix !== undefined && { keyPrefix: options.keyPrefix }),
       ...(options.now !== undefined && { now: options.now }),
+      ...(options.create !== undefined && { create: options.create }),
     });
     return new CheckedLedger(backend);
   }

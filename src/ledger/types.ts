@@ -124,6 +124,11 @@ export interface OpenLedgerOptions {
   keyPrefix?: string;
   /** SQLite busy timeout in ms (default 5000). */
   busyTimeoutMs?: number;
+  /**
+   * SQLite only: create the file when it does not exist (default true). False for commands that
+   * only read: a missing file is then `QG_STORE_NOT_FOUND` and nothing is created.
+   */
+  create?: boolean;
   /** SQLite only: the clock (epoch ms), for tests. Redis always uses the server's clock. */
   now?: () => number;
   /**

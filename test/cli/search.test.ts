@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openCache } from '../../src/cache/index.js';
 import { cli, configFile, dir } from './helpers.js';
 
 beforeEach(() => {
@@ -13,6 +14,7 @@ afterEach(() => {
 describe('search arguments', () => {
   it('takes the query as several words, as a shell passes them unquoted', async () => {
     const cfg = configFile(`cache: { path: ${dir}/search-words-cache.db }\n`);
+    openCache(`${dir}/search-words-cache.db`).close();
     const out = await cli('search', 'world', 'record', '--limit', '5', '--config', cfg);
     expect(out).toMatchObject({ code: 0, stderr: '' });
     expect(out.stdout).toBe(

@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
@@ -53,8 +53,12 @@ describe('defaults', () => {
     expect(c.categories['US']).toEqual([]);
     expect(c.maxSleepMs).toBe(30_000);
     expect(c.storeDown).toEqual({ default: 'auto', openMaxCost: 1, sites: {} });
-    expect(c.store).toMatchObject({ url: 'sqlite:data/quota.db', kind: 'sqlite', from: 'default' });
-    expect(c.cache.path).toBe('data/cache.db');
+    expect(c.store).toMatchObject({
+      url: `sqlite:${join(homedir(), '.local/share/quota-guard/quota.db')}`,
+      kind: 'sqlite',
+      from: 'default',
+    });
+    expect(c.cache.path).toBe(join(homedir(), '.local/share/quota-guard/cache.db'));
     expect(c.upstream.baseUrl).toBe('https://www.googleapis.com/youtube/v3');
   });
 

@@ -75,7 +75,8 @@ describe('configuration mistakes', () => {
       expectOneLine(out.stderr, /QG_NOT_SET_ANYWHERE/);
     }
     expect(existsSync(ledger) || existsSync(cache)).toBe(false);
-    // status and spend work without the key.
+    // spend and status work without the key.
+    expect((await cli('spend', 'default', '--cost', '1', '--config', file)).code).toBe(0);
     expect((await cli('status', '--config', file)).code).toBe(0);
   });
 

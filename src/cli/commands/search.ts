@@ -56,7 +56,7 @@ export function register(program: Command): void {
       const query = words.join(' ');
       const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
       const region = opts.region !== undefined ? config.region(opts.region) : undefined;
-      const cache = openCache(config.cache.path);
+      const cache = openCache(config.cache.path, { create: false });
       try {
         const result = cache.search(query, {
           ...(region !== undefined ? { region } : {}),

@@ -4,6 +4,8 @@
  * src/cli/status.ts; the JSON fields are documented in docs/operations.md).
  */
 import type { Command } from 'commander';
+import { redactStoreUrl } from '../../config/store-url.js';
+import type { Config } from '../../config/types.js';
 import { type ConfigOptions, configOption } from '../options.js';
 import { action } from '../run.js';
 
@@ -31,22 +33,29 @@ export function register(program: Command): void {
           import('../../history/index.js'),
           import('../status.js'),
         ]);
-      const view = await withContext(opts, async ({ config, ledger, logger }) => {
-        const report: import('../status.js').StatusView = await quotaStatus(
-          config,
-          ledger,
-          opts.credential !== undefined ? { credential: opts.credential } : {},
-        );
-        const history = await openRunHistory(config.store);
-        try {
-          report.freshness = await regionFreshness(config, history, Date.parse(report.at));
-        } catch (e) {
-          logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
-        } finally {
-          await history.close();
-        }
-        return report;
-      });
+      const view = await withContext(
+        opts,
+        async ({ config, ledger, logger }) => {
+          const report: import('../status.js').StatusView = {
+            ...(await quotaStatus(
+              config,
+              ledger,
+              opts.credential !== undefined ? { credential: opts.credential } : {},
+            )),
+            ...storeLocations(config),
+          };
+          const history = await openRunHistory(config.store);
+          try {
+            report.freshness = await regionFreshness(config, history, Date.parse(report.at));
+          } catch (e) {
+            logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
+          } finally {
+            await history.close();
+          }
+          return report;
+        },
+        { readOnly: true },
+      );
       process.stdout.write(
         opts.json
           ? `${JSON.stringify(view, null, 2)}\n`
@@ -55,4 +64,13 @@ export function register(program: Command): void {
       return 0;
     }),
   );
+}
+
+/** Where the ledger and the cache are, as an operator should see them: absolute, no password. */
+function storeLocations(config: Config): { ledger: string; cache: string } {
+  const url = config.store.url;
+  return {
+    ledger: url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : redactStoreUrl(url),
+    cache: config.cache.path,
+  };
 }
