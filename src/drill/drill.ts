@@ -30,6 +30,7 @@ import { backfillMethod } from '../jobs/backfill.js';
 import type { JobResult } from '../jobs/types.js';
 import { openLedger } from '../ledger/index.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
+import type { HttpAddress } from '../metrics/server.js';
 import { getProfile, type ProfileId } from '../quota/profiles.js';
 import { type Service, startService } from '../scheduler/service.js';
 import { type Simulator, startSimulator } from '../simulator/index.js';
@@ -66,6 +67,10 @@ export interface DrillOptions {
   keep?: boolean;
   /** A line now and then while the day runs. */
   onProgress?: (line: string) => void;
+  /** Serve the status page, /metrics and /healthz while the day runs (port 0: any free port). */
+  http?: HttpAddress;
+  /** Called once the scheduled jobs have started (its `server` is set when `http` was given). */
+  onStart?: (service: Service) => void;
 }
 
 export interface DrillBucket {
@@ -293,6 +298,9 @@ function drillConfig(
           backfill: { cron: cronEvery(hourSeconds), stagger: `${hourSeconds * 500}ms`, timeZone: 'UTC' },
         },
         maxSleep: `${Math.max(10, Math.round(30_000 * scale))}ms`,
+        // A scaled hour, as the default hour is for a real day: the backlog and every page trending
+        // wrote become due again within the day.
+        backfill: { minAge: `${hourSeconds * 1000}ms` },
       },
       { env: { [KEY_ENV]: o.key } },
     );
@@ -486,7 +494,9 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       onEvent: (e) => {
         if (e.type === 'skip') skippedTicks++;
       },
+      ...(options.http ? { http: options.http } : {}),
     });
+    options.onStart?.(service);
     const svc = service;
     const simulator = sim;
     const dayMs = daySeconds * 1000;
