@@ -14,6 +14,7 @@ import { register as history } from './commands/history.js';
 import { register as plan } from './commands/plan.js';
 import { register as run } from './commands/run.js';
 import { register as search } from './commands/search.js';
+import { register as serve } from './commands/serve.js';
 import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
@@ -67,6 +68,7 @@ const COMMANDS: Array<(p: Command) => void> = [
   drill,
   history,
   unblock,
+  serve,
 ];
 
 export async function main(argv: string[] = process.argv): Promise<number> {

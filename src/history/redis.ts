@@ -5,6 +5,7 @@
  *
  *   qg:{default}:runs           the stream (entry id: the server's time when the run was recorded)
  *   qg:{default}:runs:success   region → epoch ms of its last run that was done
+ *   qg:{default}:runs:totals    `<job>|<outcome>|runs` and `…|units`: every run ever recorded, counted
  */
 import type { Cluster, Redis } from 'ioredis';
 import { credentialKeyPrefix } from '../guard/keys.js';
@@ -14,10 +15,12 @@ import type { LedgerKind, OpenLedgerOptions } from '../ledger/types.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,
+  jobKind,
   MAX_RUNS_PER_CREDENTIAL,
   newestFirst,
   type RunHistory,
   type RunSummary,
+  type RunTotal,
 } from './types.js';
 
 /** Entries read per round trip while filtering. */
@@ -120,6 +123,8 @@ export async function openRedisHistory(
         const m = client.multi().xadd(key, 'MAXLEN', '~', String(maxRuns), '*', ...toFields(r));
         if (r.outcome === 'done' && r.region !== null)
           m.hset(`${key}:success`, r.region, String(r.finishedAt));
+        const field = `${jobKind(r.job)}|${r.outcome}`;
+        m.hincrby(`${key}:totals`, `${field}|runs`, 1).hincrby(`${key}:totals`, `${field}|units`, r.units);
         const replies = await m.exec();
         const failed = replies?.find(([e]) => e);
         if (failed) throw failed[0];
@@ -138,6 +143,26 @@ export async function openRedisHistory(
       for (const h of all)
         for (const [region, at] of Object.entries(h)) out[region] = Math.max(out[region] ?? 0, Number(at));
       return out;
+    },
+    async totals(credentials) {
+      const all = await call('totals', () =>
+        Promise.all(credentials.map((c) => client.hgetall(`${prefix + runsKey(c)}:totals`))),
+      );
+      const out = new Map<string, RunTotal>();
+      all.forEach((h, i) => {
+        const credential = credentials[i]!;
+        for (const [field, value] of Object.entries(h)) {
+          const [job = '', outcome = '', what] = field.split('|');
+          const id = `${credential}|${job}|${outcome}`;
+          const t = out.get(id) ?? { credential, job, outcome: outcome as JobOutcome, runs: 0, units: 0 };
+          if (what === 'runs') t.runs = Number(value);
+          else if (what === 'units') t.units = Number(value);
+          out.set(id, t);
+        }
+      });
+      return [...out.values()].sort((a, b) =>
+        `${a.credential}|${a.job}|${a.outcome}`.localeCompare(`${b.credential}|${b.job}|${b.outcome}`),
+      );
     },
     async close() {
       try {

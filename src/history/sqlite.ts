@@ -11,9 +11,11 @@ import { openStore } from '../sqlite/index.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,
+  jobKind,
   MAX_RUNS_PER_CREDENTIAL,
   type RunHistory,
   type RunSummary,
+  type RunTotal,
 } from './types.js';
 
 const SCHEMA = `
@@ -32,6 +34,14 @@ CREATE TABLE IF NOT EXISTS qg_run (
   used        TEXT NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS qg_run_credential ON qg_run (credential, id);
+CREATE TABLE IF NOT EXISTS qg_run_total (
+  credential  TEXT NOT NULL,
+  job         TEXT NOT NULL,
+  outcome     TEXT NOT NULL,
+  runs        INTEGER NOT NULL,
+  units       INTEGER NOT NULL,
+  PRIMARY KEY (credential, job, outcome)
+) STRICT, WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS qg_region_success (
   credential  TEXT NOT NULL,
   region      TEXT NOT NULL,
@@ -111,9 +121,14 @@ export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
       `INSERT INTO qg_region_success (credential, region, at) VALUES (?, ?, ?)
        ON CONFLICT (credential, region) DO UPDATE SET at = max(at, excluded.at)`,
     );
+    const total = d.prepare(
+      `INSERT INTO qg_run_total (credential, job, outcome, runs, units) VALUES (?, ?, ?, 1, ?)
+       ON CONFLICT (credential, job, outcome) DO UPDATE SET runs = runs + 1, units = units + excluded.units`,
+    );
     const tx = d.transaction((r: RunSummary) => {
       const credential = prefix + r.credential;
       insert.run({ ...r, credential, used: JSON.stringify(r.used) });
+      total.run(credential, jobKind(r.job), r.outcome, r.units);
       trim.run(credential, credential, maxRuns);
       if (r.outcome === 'done' && r.region !== null) success.run(credential, r.region, r.finishedAt);
     });
@@ -183,6 +198,22 @@ export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
         return out;
       } catch (e) {
         throw unavailable(e, 'lastSuccess');
+      }
+    },
+    async totals(credentials) {
+      if (credentials.length === 0) return [];
+      try {
+        const d = open(false);
+        if (!d) return [];
+        const rows = d
+          .prepare(
+            `SELECT * FROM qg_run_total WHERE credential IN (${credentials.map(() => '?').join(', ')})
+             ORDER BY credential, job, outcome`,
+          )
+          .all(...credentials.map((c) => prefix + c)) as Array<RunTotal>;
+        return rows.map((r) => ({ ...r, credential: r.credential.slice(prefix.length) }));
+      } catch (e) {
+        throw unavailable(e, 'totals');
       }
     },
     async close() {

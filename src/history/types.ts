@@ -43,7 +43,24 @@ export interface RunHistory {
   list(query: HistoryQuery): Promise<RunSummary[]>;
   /** Epoch ms of the last successful (done) run per region, over the given credentials. */
   lastSuccess(credentials: readonly string[]): Promise<Record<string, number>>;
+  /** Every run ever recorded (never trimmed), counted per credential, job kind and outcome. */
+  totals(credentials: readonly string[]): Promise<RunTotal[]>;
   close(): Promise<void>;
+}
+
+/** Runs recorded of one job kind with one outcome, and the units they spent. */
+export interface RunTotal {
+  credential: string;
+  /** `trending` or `backfill`: the job's kind, without its region. */
+  job: string;
+  outcome: JobOutcome;
+  runs: number;
+  units: number;
+}
+
+/** `trending:US` → `trending`. */
+export function jobKind(job: string): string {
+  return job.split(':')[0] ?? job;
 }
 
 /** `trending:US` and `trending:US:10` → `US`; anything else → null. */

@@ -12,6 +12,8 @@ import type { Cache } from '../cache/index.js';
 import type { Config } from '../config/types.js';
 import { quotaStatus } from '../guard/status.js';
 import type { GuardEvent } from '../guard/types.js';
+import { regionFreshness } from '../history/freshness.js';
+import type { RunHistory } from '../history/types.js';
 import type { JobResult } from '../jobs/types.js';
 import type { Ledger } from '../ledger/types.js';
 
@@ -22,7 +24,22 @@ export interface MetricSources {
   config: Config;
   ledger?: Ledger;
   cache?: Cache;
+  /** The run history in the ledger's store: region freshness and runs by outcome, whichever host ran them. */
+  history?: RunHistory;
 }
+
+const TIERS = ['scheduled', 'backfill', 'manual'] as const;
+const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed'] as const;
+const OUTCOMES = ['done', 'stopped', 'aborted', 'unavailable', 'failed'] as const;
+const JOBS = ['trending', 'backfill'] as const;
+const STOP_REASONS = [
+  'budget',
+  'blocked',
+  'store-down',
+  'upstream-quota',
+  'rate-limited',
+  'aborted',
+] as const;
 
 /** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
 export function jobLabels(job: string): { job: string; region: string } {
@@ -54,6 +71,11 @@ export class Metrics {
   readonly skipped: Counter<'job'>;
   readonly cacheVideos: Gauge;
   readonly cacheBytes: Gauge;
+  readonly regionLastSuccess: Gauge<'region'>;
+  readonly regionStale: Gauge<'region'>;
+  readonly recordedRuns: Counter<'credential' | 'job' | 'outcome'>;
+  readonly recordedUnits: Counter<'credential' | 'job'>;
+  readonly historyUp: Gauge;
 
   constructor(sources?: MetricSources) {
     this.#sources = sources;
@@ -142,11 +164,58 @@ export class Metrics {
     );
     this.cacheVideos = gauge('cache_videos', 'Videos in the local cache');
     this.cacheBytes = gauge('cache_bytes', 'Size of the cache file and its WAL in bytes');
+    this.regionLastSuccess = gauge(
+      'region_last_success_timestamp_seconds',
+      'When the region’s last trending run that was done ended (any host), from the run history; absent when never',
+      ['region'],
+    );
+    this.regionStale = gauge(
+      'region_stale',
+      '1 when the region’s last successful fetch is older than two trending schedule periods (or never happened), else 0',
+      ['region'],
+    );
+    this.recordedRuns = counter(
+      'recorded_job_runs_total',
+      'Job runs recorded in the ledger’s store by every host (cron runs included), by job and outcome',
+      ['credential', 'job', 'outcome'],
+    );
+    this.recordedUnits = counter(
+      'recorded_job_units_total',
+      'Units spent by the job runs recorded in the ledger’s store by every host, by job',
+      ['credential', 'job'],
+    );
+    this.historyUp = gauge(
+      'history_up',
+      '1 when the run history in the ledger’s store answered the last scrape, else 0',
+    );
+    if (sources) this.#initialise(sources.config);
+  }
+
+  /**
+   * Every counter's series for the config's credentials, buckets, tiers and outcomes starts at 0, so
+   * `increase()` sees the first event (a series born at 1 has no increase).
+   */
+  #initialise(config: Config): void {
+    for (const c of config.credentials) {
+      for (const bucket of Object.keys(c.buckets)) {
+        const labels = { credential: c.id, bucket };
+        for (const tier of TIERS)
+          for (const outcome of DECISIONS) this.decisions.inc({ ...labels, tier, outcome }, 0);
+        for (const m of [this.failOpen, this.failOpenUnits, this.blocks, this.refunds]) m.inc(labels, 0);
+      }
+    }
+    for (const job of JOBS) {
+      for (const outcome of OUTCOMES) this.jobRuns.inc({ job, outcome }, 0);
+      this.jobUnits.inc({ job }, 0);
+      this.skipped.inc({ job }, 0);
+    }
+    for (const reason of STOP_REASONS) this.stops.inc({ reason }, 0);
   }
 
   /** Set (or replace) what `scrape` reads. */
   setSources(sources: MetricSources): void {
     this.#sources = sources;
+    this.#initialise(sources.config);
   }
 
   #countFailOpen(o: { credential: string; bucket: string; cost: number }): void {
@@ -232,6 +301,7 @@ export class Metrics {
         }
       this.storeUp.set(report ? 1 : 0);
     }
+    if (s.history) await this.#refreshHistory(s.config, s.history);
     if (s.cache) {
       try {
         const st = s.cache.stats();
@@ -242,6 +312,35 @@ export class Metrics {
         this.cacheBytes.reset();
       }
     }
+  }
+
+  /** Region freshness and the runs every host recorded, from the store (absent when it does not answer). */
+  async #refreshHistory(config: Config, history: RunHistory): Promise<void> {
+    const credentials = config.credentials.map((c) => c.id);
+    const [freshness, totals] = await Promise.all([
+      regionFreshness(config, history, Date.now()).catch(() => undefined),
+      history.totals(credentials).catch(() => undefined),
+    ]);
+    this.regionLastSuccess.reset();
+    this.regionStale.reset();
+    for (const r of freshness?.regions ?? []) {
+      if (r.lastSuccessAt !== null) this.regionLastSuccess.set({ region: r.region }, r.lastSuccessAt / 1000);
+      this.regionStale.set({ region: r.region }, r.stale ? 1 : 0);
+    }
+    this.recordedRuns.reset();
+    this.recordedUnits.reset();
+    if (totals) {
+      for (const credential of credentials)
+        for (const job of JOBS) {
+          this.recordedUnits.inc({ credential, job }, 0);
+          for (const outcome of OUTCOMES) this.recordedRuns.inc({ credential, job, outcome }, 0);
+        }
+      for (const t of totals) {
+        this.recordedRuns.inc({ credential: t.credential, job: t.job, outcome: t.outcome }, t.runs);
+        this.recordedUnits.inc({ credential: t.credential, job: t.job }, t.units);
+      }
+    }
+    this.historyUp.set(freshness && totals ? 1 : 0);
   }
 
   /** The Prometheus text exposition, state read now. */

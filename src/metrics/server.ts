@@ -1,7 +1,7 @@
 /**
- * The loopback HTTP server of `quota-guard run --http 127.0.0.1:9464`: `GET /metrics` (Prometheus
- * text format) and `GET /healthz` (200 when the ledger store and the cache answer, else 503 with the
- * reason, as JSON). Nothing else.
+ * The loopback HTTP server of `quota-guard run --http 127.0.0.1:9464` and `quota-guard serve`:
+ * `GET /` (the status page, when given), `GET /metrics` (Prometheus text format) and `GET /healthz`
+ * (200 when the ledger store and the cache answer, else 503 with the reason, as JSON). Nothing else.
  */
 import { createServer, type Server } from 'node:http';
 import { InvalidArgumentError } from '../errors.js';
@@ -48,6 +48,8 @@ export interface MetricsServerOptions extends HealthSources {
   metrics: Metrics;
   host?: string;
   port?: number;
+  /** The status page's HTML, rendered per request (`/`). */
+  page?: () => Promise<string>;
 }
 
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
@@ -77,8 +79,22 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
           ),
         () => send(503, 'application/json', '{"status":"unavailable","ok":false}\n'),
       );
+    } else if (path === '/' && opts.page) {
+      opts.page().then(
+        (html) => send(200, 'text/html; charset=utf-8', html),
+        () =>
+          send(
+            503,
+            'text/plain; charset=utf-8',
+            'the status page could not be rendered: is the ledger store up?\n',
+          ),
+      );
     } else {
-      send(404, 'text/plain; charset=utf-8', 'not found: try /metrics or /healthz\n');
+      send(
+        404,
+        'text/plain; charset=utf-8',
+        `not found: try ${opts.page ? '/, ' : ''}/metrics or /healthz\n`,
+      );
     }
   });
   await new Promise<void>((resolve, reject) => {

@@ -15,6 +15,7 @@ import { runTrending } from '../jobs/trending.js';
 import type { JobContext } from '../jobs/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { renderStatusPage, statusPageData } from '../metrics/page.js';
 import { type HttpAddress, type MetricsServer, startMetricsServer } from '../metrics/server.js';
 import type { ScheduledJob } from './scheduler.js';
 import { Scheduler, type SchedulerEvent, type TickSource } from './scheduler.js';
@@ -110,12 +111,21 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
   const history = opts.jobContext?.history ?? (await openRunHistory(config.store));
   const jobs = openJobContext({ config, guard, logger }, { ...opts.jobContext, history });
-  metrics.setSources({ config, ledger, cache: jobs.cache });
+  metrics.setSources({ config, ledger, cache: jobs.cache, history });
   let server: MetricsServer | undefined;
   try {
     if (opts.http) {
-      server = await startMetricsServer({ metrics, ledger, cache: jobs.cache, ...opts.http });
-      logger.info({ url: server.url }, `serving ${server.url}/metrics and ${server.url}/healthz`);
+      server = await startMetricsServer({
+        metrics,
+        ledger,
+        cache: jobs.cache,
+        page: async () => renderStatusPage(await statusPageData(config, ledger, history)),
+        ...opts.http,
+      });
+      logger.info(
+        { url: server.url },
+        `serving ${server.url}/metrics, ${server.url}/healthz and the status page at ${server.url}/`,
+      );
     }
   } catch (e) {
     await jobs.close();

@@ -93,6 +93,13 @@ describe.each(STORES)('run history on $name', ({ open }) => {
     // Only runs that were done count as a region's success; the latest wins across credentials.
     expect(await h.lastSuccess(['main'])).toEqual({ US: t + 1_500 });
     expect(await h.lastSuccess(['main', 'other'])).toEqual({ US: t + 4_500 });
+    // Totals per job kind and outcome, per credential.
+    expect(await h.totals(['main', 'other'])).toEqual([
+      { credential: 'main', job: 'backfill', outcome: 'stopped', runs: 1, units: 4 },
+      { credential: 'main', job: 'trending', outcome: 'done', runs: 1, units: 4 },
+      { credential: 'main', job: 'trending', outcome: 'failed', runs: 1, units: 4 },
+      { credential: 'other', job: 'trending', outcome: 'done', runs: 1, units: 4 },
+    ]);
   });
 
   it('keeps a bounded number of runs per credential', async () => {
@@ -105,6 +112,10 @@ describe.each(STORES)('run history on $name', ({ open }) => {
     expect(kept.length).toBeGreaterThanOrEqual(100);
     expect(kept.length).toBeLessThan(400);
     expect(kept[0]!.startedAt).toBe(t + 399_000);
+    // The totals count every run, trimmed or not.
+    expect(await h.totals(['main'])).toEqual([
+      { credential: 'main', job: 'trending', outcome: 'done', runs: 400, units: 1_600 },
+    ]);
   });
 });
 

@@ -20,11 +20,11 @@ export function register(program: Command): void {
     program
       .command('run')
       .description(
-        'run the trending and backfill schedules until SIGINT/SIGTERM; optionally serve /metrics and /healthz',
+        'run the trending and backfill schedules until SIGINT/SIGTERM; optionally serve the status page, /metrics and /healthz',
       )
       .option(
         '--http [address]',
-        `serve /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
+        `serve the status page (/), /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
       )
       .option('--credential <id>', 'the credential the jobs spend (default: the first in the config)')
       .option('--no-backfill', 'schedule the trending jobs only'),

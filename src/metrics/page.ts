@@ -1,0 +1,309 @@
+/**
+ * The status page served at `/` by `quota-guard run --http` and `quota-guard serve`: one
+ * server-rendered HTML document with inline CSS and SVG (no script, no build step, nothing fetched
+ * from elsewhere, so it works offline), refreshing itself, readable on a phone.
+ *
+ * - Per bucket, a chart of the units its window held over the window (the upstream day, or the last
+ *   24 h of a sliding window): one point per recorded run (what the ledger held when it ended) and
+ *   one for now, against the quota, the reserve (above quota − reserve) and an even pace from 0 at
+ *   the window's start to what the scheduled tier may spend at its end.
+ * - Every region's last successful fetch (stale ones flagged), blocks, and the last runs.
+ */
+import { DateTime } from 'luxon';
+import type { Config } from '../config/types.js';
+import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
+import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
+import type { RunHistory, RunSummary } from '../history/types.js';
+import type { Ledger } from '../ledger/types.js';
+import { startOfDay } from '../quota/time.js';
+
+export interface StatusPageData {
+  report: StatusReport;
+  freshness?: { periodMs: number; staleAfterMs: number; regions: RegionFreshness[] };
+  /** Runs newest first (the page shows the last ones and charts those within each window). */
+  runs: RunSummary[];
+  /** The operator's zone for the second clock (default: this host's). */
+  localZone?: string;
+  /** Seconds between reloads (default 30). */
+  refreshSeconds?: number;
+}
+
+/** Runs read for the charts: a day of 8 regions every 5 minutes and a backfill fits. */
+const CHART_RUNS = 5_000;
+const LAST_RUNS = 20;
+
+/** Read what the page shows: the ledger's report, region freshness and the runs in the longest window. */
+export async function statusPageData(
+  config: Config,
+  ledger: Ledger,
+  history: RunHistory | undefined,
+  options: { localZone?: string; refreshSeconds?: number } = {},
+): Promise<StatusPageData> {
+  const report = await quotaStatus(config, ledger);
+  const now = Date.parse(report.at);
+  const data: StatusPageData = { report, runs: [], ...options };
+  if (!history) return data;
+  const since = Math.min(
+    ...report.credentials.flatMap((c) => c.buckets.map((b) => windowOf(b, c.timeZone, now)[0])),
+  );
+  try {
+    data.freshness = await regionFreshness(config, history, now);
+    data.runs = await history.list({
+      credentials: report.credentials.map((c) => c.id),
+      since: Number.isFinite(since) ? since : now - 86_400_000,
+      limit: CHART_RUNS,
+    });
+  } catch {
+    // The page still shows the ledger when the history cannot be read.
+  }
+  return data;
+}
+
+/** The bucket's current window: the upstream day, or the last windowMs of a sliding log. */
+export function windowOf(b: BucketStatus, timeZone: string, nowMs: number): [number, number] {
+  if (b.window === 'upstream-day' && b.resetsAt) return [startOfDay(timeZone, nowMs), Date.parse(b.resetsAt)];
+  return [nowMs - b.windowMs, nowMs];
+}
+
+/**
+ * The pacing line: from 0 at the window's start to what the scheduled tier may spend at its end
+ * (an even pace over the window).
+ */
+export function pacingLine(b: BucketStatus, start: number, end: number): Array<[number, number]> {
+  return [
+    [start, 0],
+    [end, b.ceilings.scheduled],
+  ];
+}
+
+export interface ChartPoint {
+  at: number;
+  used: number;
+  /** `run`: what the ledger held when a run ended; `start`: an upstream day's empty log; `now`. */
+  kind: 'run' | 'start' | 'now';
+}
+
+/** The chart's points for one bucket of one credential, oldest first. */
+export function chartPoints(
+  b: BucketStatus,
+  credential: string,
+  timeZone: string,
+  runs: readonly RunSummary[],
+  nowMs: number,
+): ChartPoint[] {
+  const [start] = windowOf(b, timeZone, nowMs);
+  const points: ChartPoint[] = [];
+  if (b.window === 'upstream-day') points.push({ at: start, used: 0, kind: 'start' });
+  for (const r of runs) {
+    const used = r.used[b.id];
+    if (r.credential !== credential || used === undefined || r.finishedAt < start || r.finishedAt > nowMs)
+      continue;
+    points.push({ at: r.finishedAt, used, kind: 'run' });
+  }
+  points.sort((x, y) => x.at - y.at);
+  points.push({ at: nowMs, used: b.used, kind: 'now' });
+  return points;
+}
+
+const esc = (s: string): string =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
+const num = (n: number): string => new Intl.NumberFormat('en-US').format(n);
+
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 90) return `${s}s`;
+  const m = Math.round(s / 60);
+  if (m < 90) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
+  return h % 24 ? `${Math.floor(h / 24)}d ${h % 24}h` : `${Math.floor(h / 24)}d`;
+}
+
+function clock(ms: number, zone: string, withDate = false): string {
+  return DateTime.fromMillis(ms, { zone }).toFormat(withDate ? 'MMM d HH:mm ZZZZ' : 'HH:mm:ss ZZZZ');
+}
+
+const W = 640;
+const H = 250;
+const PAD = { left: 52, right: 14, top: 14, bottom: 30 };
+
+function chart(b: BucketStatus, points: ChartPoint[], timeZone: string, start: number, end: number): string {
+  const top = Math.max(b.quota, ...points.map((p) => p.used)) * 1.06;
+  const x = (t: number) => PAD.left + ((t - start) / Math.max(1, end - start)) * (W - PAD.left - PAD.right);
+  const y = (u: number) => H - PAD.bottom - (u / top) * (H - PAD.top - PAD.bottom);
+  const f = (n: number) => n.toFixed(1);
+  const ceiling = b.ceilings.scheduled;
+  const parts: string[] = [];
+  // Horizontal grid: quarters of the quota.
+  for (let i = 0; i <= 4; i++) {
+    const u = (b.quota * i) / 4;
+    parts.push(
+      `<line class="grid" x1="${PAD.left}" x2="${W - PAD.right}" y1="${f(y(u))}" y2="${f(y(u))}"/>`,
+      `<text class="tick" x="${PAD.left - 6}" y="${f(y(u) + 4)}" text-anchor="end">${num(Math.round(u))}</text>`,
+    );
+  }
+  // Time ticks in the credential's zone.
+  const span = end - start;
+  const ticks = 6;
+  for (let i = 0; i <= ticks; i++) {
+    const t = start + (span * i) / ticks;
+    const label = DateTime.fromMillis(t, { zone: timeZone }).toFormat(
+      span > 6 * 3_600_000 ? 'HH:mm' : 'HH:mm:ss',
+    );
+    parts.push(
+      `<text class="tick" x="${f(x(t))}" y="${H - 10}" text-anchor="${i === 0 ? 'start' : i === ticks ? 'end' : 'middle'}">${label}</text>`,
+    );
+  }
+  // The reserve: the band between the scheduled tier's ceiling and the quota.
+  parts.push(
+    `<rect class="reserve" x="${PAD.left}" y="${f(y(b.quota))}" width="${W - PAD.left - PAD.right}" height="${f(y(ceiling) - y(b.quota))}"/>`,
+    `<line class="quota" x1="${PAD.left}" x2="${W - PAD.right}" y1="${f(y(b.quota))}" y2="${f(y(b.quota))}"/>`,
+    `<line class="ceiling" x1="${PAD.left}" x2="${W - PAD.right}" y1="${f(y(ceiling))}" y2="${f(y(ceiling))}"/>`,
+  );
+  const pace = pacingLine(b, start, end);
+  parts.push(`<polyline class="pace" points="${pace.map(([t, u]) => `${f(x(t))},${f(y(u))}`).join(' ')}"/>`);
+  const now = points[points.length - 1]!;
+  parts.push(
+    `<line class="now" x1="${f(x(now.at))}" x2="${f(x(now.at))}" y1="${PAD.top}" y2="${H - PAD.bottom}"/>`,
+  );
+  const line = points.map((p) => `${f(x(p.at))},${f(y(p.used))}`).join(' ');
+  const first = points[0]!;
+  parts.push(
+    `<polygon class="area" points="${f(x(first.at))},${f(y(0))} ${line} ${f(x(now.at))},${f(y(0))}"/>`,
+    `<polyline class="used" points="${line}"/>`,
+  );
+  parts.push(
+    '<g class="points">',
+    ...points.map(
+      (p) =>
+        `<circle class="pt ${p.kind}" cx="${f(x(p.at))}" cy="${f(y(p.used))}" r="${p.kind === 'now' ? 4 : 2.2}" data-kind="${p.kind}" data-at="${p.at}" data-used="${p.used}"><title>${num(p.used)} units at ${clock(p.at, timeZone)}</title></circle>`,
+    ),
+    '</g>',
+  );
+  const label = `${b.id}: ${num(b.used)} of ${num(b.quota)} units used; reserve ${num(b.reserve)}`;
+  return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}" data-bucket="${esc(b.id)}" data-quota="${b.quota}" data-ceiling="${ceiling}">${parts.join('')}</svg>`;
+}
+
+const STYLE = `
+:root{color-scheme:light dark;--fg:#1d2433;--muted:#667085;--bg:#f6f7f9;--card:#fff;--line:#e4e7ec;
+--used:#2563eb;--area:rgba(37,99,235,.14);--quota:#d92d20;--ceiling:#f79009;--reserve:rgba(247,144,9,.12);
+--pace:#98a2b3;--ok:#067647;--okbg:#ecfdf3;--bad:#b42318;--badbg:#fef3f2}
+@media (prefers-color-scheme:dark){:root{--fg:#e4e7ec;--muted:#98a2b3;--bg:#0c111d;--card:#161b26;--line:#2a3140;
+--area:rgba(96,165,250,.18);--used:#60a5fa;--okbg:#053321;--ok:#75e0a7;--badbg:#55160c;--bad:#fda29b}}
+*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
+color:var(--fg);background:var(--bg)}main{max-width:980px;margin:0 auto;padding:16px}
+header{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 14px;margin-bottom:8px}
+h1{font-size:20px;margin:0}h2{font-size:16px;margin:22px 0 8px}h3{font-size:15px;margin:0}
+.muted{color:var(--muted)}.card{background:var(--card);border:1px solid var(--line);border-radius:10px;
+padding:12px 14px;margin:10px 0}.figs{display:flex;flex-wrap:wrap;gap:2px 16px;margin:4px 0 6px;font-size:14px}
+.figs b{font-variant-numeric:tabular-nums}svg.chart{width:100%;height:auto;display:block}
+.grid{stroke:var(--line);stroke-width:1}.tick{fill:var(--muted);font-size:11px}
+.quota{stroke:var(--quota);stroke-width:1.5;stroke-dasharray:6 4}.ceiling{stroke:var(--ceiling);stroke-width:1.5;stroke-dasharray:3 3}
+.reserve{fill:var(--reserve)}.pace{fill:none;stroke:var(--pace);stroke-width:1.5;stroke-dasharray:2 4}
+.now{stroke:var(--muted);stroke-width:1;stroke-dasharray:1 3}.area{fill:var(--area)}
+.used{fill:none;stroke:var(--used);stroke-width:2;stroke-linejoin:round}.pt{fill:var(--used)}.pt.now{stroke:var(--card);stroke-width:2}
+.legend{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12px;color:var(--muted);margin-top:4px}
+.legend i{display:inline-block;width:16px;height:0;border-top:2px solid;vertical-align:middle;margin-right:5px}
+.scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:14px}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);white-space:nowrap}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.why{white-space:normal;min-width:14em}
+.badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;font-weight:600}
+.ok{color:var(--ok);background:var(--okbg)}.bad{color:var(--bad);background:var(--badbg)}
+.regions{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px}
+.region{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:6px 10px}
+.buckets{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,430px),1fr));gap:0 12px}
+.region b{font-size:15px}.blocked{border-color:var(--bad)}footer{margin:24px 0 8px;font-size:12px;color:var(--muted)}
+@media (max-width:560px){main{padding:10px}th,td{padding:4px 6px}}
+`;
+
+function outcomeBadge(outcome: string): string {
+  return `<span class="badge ${outcome === 'done' ? 'ok' : 'bad'}">${esc(outcome)}</span>`;
+}
+
+/** The whole page. */
+export function renderStatusPage(d: StatusPageData): string {
+  const { report } = d;
+  const now = Date.parse(report.at);
+  const local = d.localZone ?? DateTime.local().zoneName ?? 'UTC';
+  const refresh = d.refreshSeconds ?? 30;
+  const body: string[] = [];
+  const first = report.credentials[0]?.timeZone ?? 'UTC';
+  body.push(
+    '<header><h1>quota-guard</h1>',
+    `<span class="muted">${esc(report.store)} ledger · ${clock(now, first)}${local !== first ? ` · ${clock(now, local)} here` : ''}</span></header>`,
+  );
+  const blocks: string[] = [];
+  for (const c of report.credentials) {
+    body.push(
+      `<h2>Credential ${esc(c.id)} <span class="muted">· ${esc(c.profile)} · day in ${esc(c.timeZone)}</span></h2>`,
+      '<div class="buckets">',
+    );
+    for (const b of c.buckets) {
+      const [start, end] = windowOf(b, c.timeZone, now);
+      const points = chartPoints(b, c.id, c.timeZone, d.runs, now);
+      const held = (t: 'scheduled' | 'backfill' | 'manual') =>
+        `<b>${num(b.spendable[t])}</b>${b.spendableLimitedBy[t] ? ` <span class="muted">(${esc(b.spendableLimitedBy[t]!)})</span>` : ''}`;
+      if (b.blockedUntil)
+        blocks.push(
+          `<tr><td>${esc(c.id)} / ${esc(b.id)}</td><td>${clock(Date.parse(b.blockedUntil), c.timeZone, true)}<br><span class="muted">${clock(Date.parse(b.blockedUntil), local, true)} here · in ${ago(Date.parse(b.blockedUntil) - now)}</span></td><td class="why">${esc(b.blockedReason ?? '')}</td></tr>`,
+        );
+      const window =
+        b.window === 'upstream-day'
+          ? `upstream day ${DateTime.fromMillis(start, { zone: c.timeZone }).toFormat('MMM d')}, resets ${clock(end, c.timeZone)}`
+          : `sliding ${ago(b.windowMs)} window`;
+      body.push(
+        `<section class="card${b.blockedUntil ? ' blocked' : ''}" id="bucket-${esc(c.id)}-${esc(b.id)}">`,
+        `<h3>${esc(b.id)} <span class="muted">· ${window}</span>${b.blockedUntil ? ' <span class="badge bad">blocked</span>' : ''}</h3>`,
+        `<div class="figs"><span>used <b>${num(b.used)}</b> of ${num(b.quota)}</span><span>reserve <b>${num(b.reserve)}</b></span>`,
+        `<span>left: scheduled ${held('scheduled')}</span><span>backfill ${held('backfill')}</span><span>manual ${held('manual')}</span></div>`,
+        chart(b, points, c.timeZone, start, end),
+        '<div class="legend"><span><i style="color:var(--used)"></i>used (a point per run)</span>',
+        '<span><i style="color:var(--quota);border-top-style:dashed"></i>quota</span>',
+        '<span><i style="color:var(--ceiling);border-top-style:dotted"></i>reserve starts (scheduled ceiling)</span>',
+        '<span><i style="color:var(--pace);border-top-style:dotted"></i>even pace</span></div>',
+        '</section>',
+      );
+    }
+    body.push('</div>');
+  }
+  if (d.freshness) {
+    const f = d.freshness;
+    body.push(
+      `<h2>Regions <span class="muted">· trending every ${ago(f.periodMs)}, stale after ${ago(f.staleAfterMs)}</span></h2><div class="regions">`,
+      ...f.regions.map(
+        (r) =>
+          `<div class="region" data-region="${esc(r.region)}" data-stale="${r.stale}"><b>${esc(r.region)}</b> <span class="badge ${r.stale ? 'bad' : 'ok'}">${r.stale ? 'stale' : 'fresh'}</span><br><span class="muted">${r.lastSuccessAt === null ? 'never fetched' : `${ago(r.ageMs ?? 0)} ago · ${clock(r.lastSuccessAt, local)}`}</span></div>`,
+      ),
+      '</div>',
+    );
+  }
+  body.push(
+    '<h2>Blocks</h2>',
+    blocks.length
+      ? `<div class="card scroll"><table><tr><th>bucket</th><th>until</th><th>why</th></tr>${blocks.join('')}</table></div>`
+      : '<p class="muted">No bucket is blocked.</p>',
+  );
+  const last = d.runs.slice(0, LAST_RUNS);
+  body.push(
+    '<h2>Last runs</h2>',
+    last.length
+      ? `<div class="card scroll"><table class="runs"><tr><th>ended</th><th>job</th><th>outcome</th><th class="n">pages</th><th class="n">units</th><th class="n">videos</th><th>why</th></tr>${last
+          .map(
+            (r) =>
+              `<tr><td>${clock(r.finishedAt, local)}</td><td>${esc(r.job)}</td><td>${outcomeBadge(r.outcome)}</td><td class="n">${num(r.pages)}</td><td class="n">${num(r.units)}</td><td class="n">${num(r.videos)}</td><td class="why muted">${esc(r.reason ?? '')}</td></tr>`,
+          )
+          .join('')}</table></div>`
+      : '<p class="muted">No runs recorded yet.</p>',
+  );
+  body.push(
+    `<footer>Refreshes every ${refresh} s · <a href="/metrics">/metrics</a> · <a href="/healthz">/healthz</a></footer>`,
+  );
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="${refresh}"><title>quota-guard status</title><style>${STYLE}</style></head>
+<body><main>${body.join('\n')}</main></body></html>
+`;
+}
