@@ -33,26 +33,42 @@ export interface QuotaProfile {
   buckets: Record<string, BucketSpec>;
   methods: Record<string, MethodSpec>;
   /**
-   * The upstream's own names for its quota metrics and limits (see `upstreamNameKey`), and the
-   * bucket each one is: how a quota answer that names a limit is turned into the bucket to block.
+   * What the upstream calls each bucket's quota: how a quota answer that names a metric or limit
+   * is turned into the bucket to block (`bucketOfUpstreamQuota`), and how the simulator names it.
    */
-  upstreamNames: Record<string, string>;
+  upstreamNames: Record<string, UpstreamQuotaNames>;
+}
+
+/** The upstream's names for one bucket's daily quota. */
+export interface UpstreamQuotaNames {
+  /** Display name of the quota metric, as messages give it: `Search Queries`. */
+  displayName: string;
+  /** The metric id, as ErrorInfo `quota_metric` gives it: `youtube.googleapis.com/search_list`. */
+  metric?: string;
+  /** The per-day limit, as ErrorInfo `quota_limit` gives it: `defaultSearchListPerDayPerProject`. */
+  limit?: string;
+  /** Further spellings that name the same bucket. */
+  aliases?: readonly string[];
 }
 
 /**
- * The upstream's quota metric and limit names, by the bucket they are in youtube-2026. Metric ids
- * (`youtube.googleapis.com/search_list`), their display names (`Search Queries`) and limit names
- * (`defaultSearchListPerDayPerProject`, `Search Queries per day`) all reduce to one key.
+ * The upstream's names for the granular buckets. The shared units and search.list names are the
+ * ones the API's answers carry; for uploads only the display name is known ("Video Uploads per
+ * day"), and for videos.batchGetStats none is published, so the method's own name stands in.
  */
-const GRANULAR_NAMES: Record<string, readonly string[]> = {
-  units: ['youtube.googleapis.com/default', 'Queries', 'defaultPerDayPerProject'],
-  'search.list': [
-    'youtube.googleapis.com/search_list',
-    'Search Queries',
-    'defaultSearchListPerDayPerProject',
-  ],
-  'videos.insert': ['Video Uploads', 'videos.insert'],
-  'videos.batchGetStats': ['Batch Get Stats', 'videos.batchGetStats'],
+const GRANULAR_NAMES: Record<string, UpstreamQuotaNames> = {
+  units: {
+    displayName: 'Queries',
+    metric: 'youtube.googleapis.com/default',
+    limit: 'defaultPerDayPerProject',
+  },
+  'search.list': {
+    displayName: 'Search Queries',
+    metric: 'youtube.googleapis.com/search_list',
+    limit: 'defaultSearchListPerDayPerProject',
+  },
+  'videos.insert': { displayName: 'Video Uploads', aliases: ['videos.insert'] },
+  'videos.batchGetStats': { displayName: 'Batch Get Stats', aliases: ['videos.batchGetStats'] },
 };
 
 /**
@@ -65,14 +81,6 @@ export function upstreamNameKey(name: string): string {
   const base = last.replace(/(Per[A-Z0-9].*| per .*)$/, '');
   const stripped = base.replace(/^default(?=[A-Z])/, '');
   return stripped.toLowerCase().replace(/[^a-z0-9]/g, '');
-}
-
-function nameTable(names: Record<string, readonly string[]>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [bucket, list] of Object.entries(names)) {
-    for (const n of list) out[upstreamNameKey(n)] = bucket;
-  }
-  return out;
 }
 
 /** Weighted costs in the shared `units` bucket (identical in both profiles unless overridden). */
@@ -149,7 +157,7 @@ export const PROFILES: Record<ProfileId, QuotaProfile> = {
       'videos.insert': { bucket: 'videos.insert', cost: 1 },
       'videos.batchGetStats': { bucket: 'videos.batchGetStats', cost: 1 },
     },
-    upstreamNames: nameTable(GRANULAR_NAMES),
+    upstreamNames: GRANULAR_NAMES,
   },
   'youtube-classic': {
     id: 'youtube-classic',
@@ -164,7 +172,7 @@ export const PROFILES: Record<ProfileId, QuotaProfile> = {
       'search.list': { bucket: 'units', cost: 100 },
       'videos.insert': { bucket: 'units', cost: 1600 },
     },
-    upstreamNames: nameTable({ units: GRANULAR_NAMES['units'] ?? [] }),
+    upstreamNames: { units: GRANULAR_NAMES['units'] as UpstreamQuotaNames },
   },
 };
 
@@ -180,9 +188,14 @@ export function bucketOfUpstreamQuota(
   profile: QuotaProfile,
   quota: { metric?: string; limit?: string },
 ): string | undefined {
+  const keys = new Map<string, string>();
+  for (const [bucket, n] of Object.entries(profile.upstreamNames)) {
+    for (const name of [n.displayName, n.metric, n.limit, ...(n.aliases ?? [])]) {
+      if (name !== undefined) keys.set(upstreamNameKey(name), bucket);
+    }
+  }
   for (const name of [quota.metric, quota.limit]) {
-    if (name === undefined) continue;
-    const bucket = profile.upstreamNames[upstreamNameKey(name)];
+    const bucket = name === undefined ? undefined : keys.get(upstreamNameKey(name));
     if (bucket !== undefined) return bucket;
   }
   return undefined;

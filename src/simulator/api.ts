@@ -4,9 +4,10 @@
  * these handlers only answer.
  */
 
+import { CATEGORIES, categoriesFor } from './categories.js';
 import { type Corpus, VIDEO_PARTS, type VideoPart, type VideoSeed } from './corpus.js';
 import { type ApiError, apiErrors } from './envelope.js';
-import { CATEGORIES, CHART_CATEGORIES } from './lexicon.js';
+import { CHART_CATEGORIES } from './lexicon.js';
 import { Lru } from './lru.js';
 
 export type ApiAnswer = { status: 200; body: string | Buffer } | { status: number; error: ApiError };
@@ -55,12 +56,19 @@ function ids(query: URLSearchParams, param = 'id'): string[] {
   return list;
 }
 
-function maxResults(query: URLSearchParams, fallback: number): number {
+/** `maxResults` within the bounds the discovery document gives the method (videos.list 1–50, search.list 0–50). */
+function maxResults(query: URLSearchParams, fallback: number, min: 0 | 1): number {
   const raw = query.get('maxResults');
   if (raw === null) return fallback;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n > 50) {
-    throw new BadRequest(apiErrors.invalid('maxResults', 'Invalid value for maxResults: must be 0–50.'));
+  if (!/^\d+$/.test(raw) || n < min || n > 50) {
+    throw new BadRequest(
+      apiErrors.invalid(
+        'maxResults',
+        `Invalid value '${raw}'. Values must be within the range: [${min}, 50]`,
+        'invalidParameter',
+      ),
+    );
   }
   return n;
 }
@@ -163,7 +171,7 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
         }
         if (cat !== undefined && !CHART_CATEGORIES.includes(cat))
           return { status: 404, error: apiErrors.chartNotFound() };
-        const per = maxResults(q, 5);
+        const per = maxResults(q, 5, 1);
         const start = pageStart(corpus, q, now);
         const cacheKey = `${region}|${cat ?? ''}|${start.epoch}|${start.offset}|${per}|${p.join(',')}`;
         const cached = chartPages.get(cacheKey);
@@ -223,12 +231,13 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
     handle: guarded((q) => {
       parts(q, ['snippet', 'id']);
       const idList = ids(q);
+      let region = 'US';
       if (idList.length === 0) {
         if (q.get('regionCode') === null) throw new BadRequest(apiErrors.required('regionCode'));
-        regionCode(q, regions, false);
+        region = regionCode(q, regions, false) ?? region;
       }
       const items = corpus
-        .categoryItems()
+        .categoryItems(region)
         .filter((c) => idList.length === 0 || idList.includes(c.id))
         .map((c) => c.json)
         .join(',');
@@ -263,7 +272,7 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
       parts(q, ['snippet', 'id']);
       const type = q.get('type');
       const region = regionCode(q, regions, false);
-      const per = maxResults(q, 5);
+      const per = maxResults(q, 5, 0);
       const start = pageStart(corpus, q, now);
       const list =
         type === null || type.split(',').includes('video')
@@ -282,7 +291,8 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
             ...(page.prev === undefined ? {} : { prev: page.prev }),
             ...(region === undefined ? {} : { regionCode: region }),
             total: list.length,
-            perPage: per,
+            // The real API reports resultsPerPage 0 when nothing matched.
+            perPage: list.length === 0 ? 0 : per,
           },
         ),
       };

@@ -13,8 +13,8 @@
  * from another seed are unknown. Everything expensive (charts, resource JSON) is cached.
  */
 
+import { categoriesFor } from './categories.js';
 import {
-  CATEGORIES,
   EMOJI,
   GAMES,
   KIND_CATEGORY,
@@ -76,6 +76,22 @@ export interface VideoSeed {
   licensed: boolean;
 }
 
+/**
+ * What real chart videos carry and the seed does not decide: live and upcoming broadcasts, region
+ * restrictions, no tags, no language. Drawn from a hash of the video id, so they never shift the
+ * rest of a video.
+ */
+export interface VideoTraits {
+  broadcast: 'none' | 'live' | 'upcoming';
+  tags: boolean;
+  language: boolean;
+  /** Countries where the video cannot be watched (never one with a chart here). */
+  blocked?: string[];
+}
+
+/** Countries a restricted video may be blocked in. */
+const RESTRICTABLE = ['CN', 'CU', 'IR', 'KP', 'RU', 'SY', 'JP', 'KR', 'MX', 'IT'];
+
 export interface VideoCounts {
   viewCount: number;
   likeCount?: number;
@@ -83,7 +99,14 @@ export interface VideoCounts {
 }
 
 /** Parts of a video resource the simulator can render. */
-export const VIDEO_PARTS = ['id', 'snippet', 'contentDetails', 'statistics', 'status'] as const;
+export const VIDEO_PARTS = [
+  'id',
+  'snippet',
+  'contentDetails',
+  'statistics',
+  'status',
+  'liveStreamingDetails',
+] as const;
 export type VideoPart = (typeof VIDEO_PARTS)[number];
 
 const MIN_LIFE = 24;
@@ -167,7 +190,7 @@ export class Corpus {
   private readonly searches = new Lru<string, readonly VideoSeed[]>(256);
   private readonly words = new WeakMap<VideoSeed, { title: string[]; tags: string[]; other: string[] }>();
   private readonly json = new Lru<string, string>(60_000);
-  private categories?: Array<{ id: string; json: string }>;
+  private readonly traitsOf = new WeakMap<VideoSeed, VideoTraits>();
 
   constructor(options: CorpusOptions) {
     this.seed = options.seed;
@@ -371,8 +394,31 @@ export class Corpus {
     return r.int(lo, hi);
   }
 
+  /** A video's broadcast state, restriction and missing fields (see VideoTraits). */
+  traits(v: VideoSeed): VideoTraits {
+    let t = this.traitsOf.get(v);
+    if (!t) {
+      const live = unit(this.seed, 'broadcast', v.id);
+      const restricted = unit(this.seed, 'restricted', v.id) < 0.04;
+      const elsewhere = RESTRICTABLE.filter((c) => !this.regions.includes(c));
+      t = {
+        broadcast: live < 0.02 ? 'live' : live < 0.03 ? 'upcoming' : 'none',
+        tags: unit(this.seed, 'tags', v.id) >= 0.12,
+        language: unit(this.seed, 'language', v.id) >= 0.3,
+        ...(restricted && elsewhere.length > 0
+          ? { blocked: elsewhere.filter((_, i) => unit(this.seed, 'blocked', v.id, i) < 0.3).slice(0, 3) }
+          : {}),
+      };
+      if (t.blocked?.length === 0)
+        t.blocked = [elsewhere[hash32(this.seed, v.id) % elsewhere.length] as string];
+      this.traitsOf.set(v, t);
+    }
+    return t;
+  }
+
   /** Counts at a period: they only ever grow. */
   counts(v: VideoSeed, epoch: number): VideoCounts {
+    if (this.traits(v).broadcast === 'upcoming') return { viewCount: 0, likeCount: 0 };
     const age = Math.max(0, epoch - v.epoch) + 0.5;
     const views = Math.round(v.peakViews * (1 - Math.exp(-age / (v.lifetime / 4))));
     const out: VideoCounts = { viewCount: views };
@@ -505,6 +551,7 @@ export class Corpus {
   /** A `youtube#video` resource with the given parts, as JSON (cached). */
   videoJson(v: VideoSeed, epoch: number, parts: readonly VideoPart[]): string {
     return this.json.getOr(`v|${v.id}|${epoch}|${parts.join(',')}`, () => {
+      const t = this.traits(v);
       const out: Record<string, unknown> = { kind: 'youtube#video', etag: this.etag(v.id, epoch), id: v.id };
       for (const part of parts) {
         if (part === 'snippet') {
@@ -515,20 +562,21 @@ export class Corpus {
             description: v.description,
             thumbnails: this.thumbnails('vi', v.id, v.hd),
             channelTitle: v.channel.title,
-            tags: v.tags,
+            ...(t.tags ? { tags: v.tags } : {}),
             categoryId: v.categoryId,
-            liveBroadcastContent: 'none',
-            defaultLanguage: v.lang,
+            liveBroadcastContent: t.broadcast,
+            ...(t.language ? { defaultLanguage: v.lang } : {}),
             localized: { title: v.title, description: v.description },
             defaultAudioLanguage: v.lang,
           };
         } else if (part === 'contentDetails') {
           out.contentDetails = {
-            duration: isoDuration(v.durationSec),
+            duration: t.broadcast === 'none' ? isoDuration(v.durationSec) : 'P0D',
             dimension: '2d',
             definition: v.hd ? 'hd' : 'sd',
             caption: String(v.caption),
             licensedContent: v.licensed,
+            ...(t.blocked ? { regionRestriction: { blocked: t.blocked } } : {}),
             contentRating: {},
             projection: 'rectangular',
           };
@@ -549,6 +597,16 @@ export class Corpus {
             publicStatsViewable: true,
             madeForKids: false,
           };
+        } else if (part === 'liveStreamingDetails' && t.broadcast !== 'none') {
+          const chatId = `Cg0KC${v.id}`;
+          out.liveStreamingDetails =
+            t.broadcast === 'live'
+              ? {
+                  actualStartTime: iso(v.publishedAtMs),
+                  concurrentViewers: String(Math.round(this.counts(v, epoch).viewCount / 40) + 1),
+                  activeLiveChatId: chatId,
+                }
+              : { scheduledStartTime: iso(v.publishedAtMs + 86_400_000), activeLiveChatId: chatId };
         }
       }
       return JSON.stringify(out);
@@ -567,8 +625,7 @@ export class Corpus {
         if (part === 'snippet') out.snippet = { publishTime: iso(v.publishedAtMs) };
         else if (part === 'contentDetails') {
           out.contentDetails = {
-            duration: isoDuration(v.durationSec),
-            durationMillis: String(v.durationSec * 1000),
+            duration: this.traits(v).broadcast === 'none' ? isoDuration(v.durationSec) : 'P0D',
           };
         } else if (part === 'statistics') {
           const c = this.counts(v, epoch);
@@ -597,7 +654,7 @@ export class Corpus {
           description: v.description.split('\n')[0] ?? '',
           thumbnails: this.thumbnails('vi', v.id, false),
           channelTitle: v.channel.title,
-          liveBroadcastContent: 'none',
+          liveBroadcastContent: this.traits(v).broadcast,
           publishTime: iso(v.publishedAtMs),
         },
       }),
@@ -638,20 +695,19 @@ export class Corpus {
     });
   }
 
-  /** The `youtube#videoCategory` items, as JSON (the same list for every region). */
-  categoryItems(): ReadonlyArray<{ id: string; json: string }> {
-    if (!this.categories) {
-      this.categories = CATEGORIES.map((c) => ({
-        id: c.id,
-        json: JSON.stringify({
+  /** The `youtube#videoCategory` items of a region, as JSON. */
+  categoryItems(region: string): ReadonlyArray<{ id: string; json: string }> {
+    return categoriesFor(region).map((c) => ({
+      id: c.id,
+      json: this.json.getOr(`cat|${c.id}`, () =>
+        JSON.stringify({
           kind: 'youtube#videoCategory',
           etag: this.etag('cat', c.id),
           id: c.id,
           snippet: { title: c.title, assignable: c.assignable, channelId: YOUTUBE_CHANNEL_ID },
         }),
-      }));
-    }
-    return this.categories;
+      ),
+    }));
   }
 
   /** An opaque page token that pins a walk to one period, so a chart's pages stay consistent. */

@@ -37,26 +37,6 @@ export const KIND_WEIGHTS: Record<Kind, number> = {
   tech: 6,
 };
 
-/** YouTube's video categories (ids and English titles). */
-export const CATEGORIES: ReadonlyArray<{ id: string; title: string; assignable: boolean }> = [
-  { id: '1', title: 'Film & Animation', assignable: true },
-  { id: '2', title: 'Autos & Vehicles', assignable: true },
-  { id: '10', title: 'Music', assignable: true },
-  { id: '15', title: 'Pets & Animals', assignable: true },
-  { id: '17', title: 'Sports', assignable: true },
-  { id: '19', title: 'Travel & Events', assignable: true },
-  { id: '20', title: 'Gaming', assignable: true },
-  { id: '22', title: 'People & Blogs', assignable: true },
-  { id: '23', title: 'Comedy', assignable: true },
-  { id: '24', title: 'Entertainment', assignable: true },
-  { id: '25', title: 'News & Politics', assignable: true },
-  { id: '26', title: 'Howto & Style', assignable: true },
-  { id: '27', title: 'Education', assignable: true },
-  { id: '28', title: 'Science & Technology', assignable: true },
-  { id: '30', title: 'Movies', assignable: false },
-  { id: '44', title: 'Trailers', assignable: false },
-];
-
 /** Category ids that have a trending chart of their own (Music, Gaming, Movies). */
 export const CHART_CATEGORIES: readonly string[] = ['10', '20', '30'];
 

@@ -42,6 +42,13 @@ export interface SimulatorOptions {
   keys?: readonly string[];
   /** Quota model (default youtube-2026). */
   profile?: ProfileId;
+  /**
+   * Answer errors as the API did before the granular quota: a bad key is 400 `keyInvalid` without
+   * details, every used-up bucket 403 `quotaExceeded`. Default: on for youtube-classic, off for
+   * youtube-2026 (a bad key is 400 `badRequest` + ErrorInfo `API_KEY_INVALID`, a used-up granular
+   * bucket 429 naming its per-day limit).
+   */
+  legacyErrors?: boolean;
   /** Daily units of the main `units` bucket (default from the profile: 10,000). */
   quota?: number;
   /** Daily units of other buckets, e.g. `{ 'search.list': 5 }`. */
@@ -138,6 +145,7 @@ const OptionsSchema = z.object({
   host: z.string().min(1).optional(),
   keys: z.array(z.string()).optional(),
   profile: z.enum(PROFILE_IDS as [ProfileId, ...ProfileId[]]).optional(),
+  legacyErrors: z.boolean().optional(),
   quota: z.number().int().min(0).optional(),
   buckets: z.record(z.string(), z.number().int().min(0)).optional(),
   seed: z.union([z.string().min(1), z.number()]).optional(),
@@ -204,6 +212,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   // Validates the fault options (as `faults.<field>`) before anything costly is built.
   const faults = new Faults(hash32(seed, 'faults'), options.faults ?? {});
   const profile = getProfile(o.profile ?? 'youtube-2026');
+  const legacyErrors = o.legacyErrors ?? profile.id === 'youtube-classic';
+  /** A project's number, as the API names the consumer in its quota answers (stable per name). */
+  const projectNumber = (project: string) => String(100_000_000_000 + hash32(seed, 'project', project));
   const keyMap = o.keys === undefined ? undefined : parseKeys(o.keys);
   const quotas = bucketQuotas(profile, o.quota, o.buckets ?? {});
   const regions = [...new Set((o.regions ?? DEFAULT_REGIONS).map((r) => r.toUpperCase()))];
@@ -326,15 +337,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const project = keyMap ? keyMap.get(key) : ANY_KEY_PROJECT;
     if (project === undefined) {
       record({ ...base, method: route.method, status: 400, reason: 'keyInvalid' });
-      sendError(res, apiErrors.keyInvalid());
+      sendError(res, apiErrors.keyInvalid(legacyErrors));
       return;
     }
     const charged = { at: now, method: route.method, project, bucket: spec.bucket, cost: spec.cost };
     const fits = book.fits(project, spec.bucket, spec.cost, now);
     book.charge(project, spec.bucket, spec.cost, now);
     if (!fits) {
-      record({ ...charged, status: 403, reason: 'quotaExceeded' });
-      sendError(res, apiErrors.quotaExceeded());
+      const names = profile.upstreamNames[spec.bucket];
+      const e =
+        legacyErrors || spec.bucket === profile.defaultBucket
+          ? apiErrors.quotaExceeded()
+          : apiErrors.bucketExhausted(
+              projectNumber(project),
+              names ?? { displayName: spec.bucket },
+              book.quotaOf(spec.bucket),
+            );
+      record({ ...charged, status: e.status, reason: e.reason });
+      sendError(res, e);
       return;
     }
     const fault = faults.decide();
@@ -349,7 +369,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         reset(res);
         return;
       case 'rateLimit': {
-        const e = apiErrors.rateLimited(fault.status, fault.reason);
+        const e = apiErrors.rateLimited(fault.status, fault.reason, projectNumber(project));
         record({ ...charged, status: e.status, reason: e.reason, fault: 'rateLimit' });
         sendError(res, e, { 'retry-after': String(fault.retryAfterSec) });
         return;

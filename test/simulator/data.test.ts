@@ -85,13 +85,26 @@ describe('a realistic corpus', () => {
     expect(titles.some((t) => /[ãõç]/i.test(t))).toBe(true);
     expect(titles.some((t) => /\p{Script=Devanagari}/u.test(t))).toBe(true);
     expect(titles.filter((t) => /\p{Extended_Pictographic}/u.test(t)).length).toBeGreaterThan(100);
-    const langs = new Set([...charts.values()].flat().map((v) => v.snippet!.defaultLanguage));
+    const all = [...charts.values()].flat();
+    const langs = new Set(all.map((v) => v.snippet!.defaultAudioLanguage));
     expect([...langs].sort()).toEqual(['bn', 'de', 'en', 'fr', 'hi', 'pt', 'ta']);
-    for (const v of charts.get('DE')!) expect(v.snippet!.tags?.length).toBeGreaterThan(0);
+    for (const v of all) {
+      if (v.snippet!.defaultLanguage !== undefined)
+        expect(v.snippet!.defaultLanguage).toBe(v.snippet!.defaultAudioLanguage);
+      for (const tag of v.snippet!.tags ?? []) expect(typeof tag).toBe('string');
+    }
+    expect(charts.get('DE')!.filter((v) => (v.snippet!.tags?.length ?? 0) > 0).length).toBeGreaterThan(100);
+    // As on real charts, some videos carry no tags and no default language.
+    expect(all.some((v) => v.snippet!.tags === undefined)).toBe(true);
+    expect(all.some((v) => v.snippet!.defaultLanguage === undefined)).toBe(true);
   });
 
   it('has realistic durations, counts and dates', () => {
     for (const v of [...charts.values()].flat()) {
+      if (v.snippet!.liveBroadcastContent !== 'none') {
+        expect(v.contentDetails!.duration).toBe('P0D');
+        continue;
+      }
       const sec = parseIsoDuration(v.contentDetails!.duration!);
       expect(sec).toBeGreaterThanOrEqual(10);
       expect(sec).toBeLessThanOrEqual(4 * 3600);
@@ -105,7 +118,12 @@ describe('a realistic corpus', () => {
     }
     const music = charts
       .get('US')!
-      .filter((v) => v.snippet!.categoryId === '10' && !v.snippet!.title!.includes('#shorts'));
+      .filter(
+        (v) =>
+          v.snippet!.categoryId === '10' &&
+          v.snippet!.liveBroadcastContent === 'none' &&
+          !v.snippet!.title!.includes('#shorts'),
+      );
     for (const v of music) expect(parseIsoDuration(v.contentDetails!.duration!)).toBeLessThan(600);
   });
 
@@ -174,7 +192,7 @@ describe('a realistic corpus', () => {
     for (const ch of res.items) {
       const v = charts.get('BR')!.find((x) => x.snippet!.channelId === ch.id)!;
       expect(ch.snippet!.title!).toBe(v.snippet!.channelTitle!);
-      expect(ch.snippet!.defaultLanguage).toBe(v.snippet!.defaultLanguage);
+      expect(ch.snippet!.defaultLanguage).toBe(v.snippet!.defaultAudioLanguage);
       expect(DEFAULT_REGIONS).toContain(ch.snippet!.country);
     }
   });

@@ -48,7 +48,7 @@ describe('fault injection', () => {
       const r = await get(sim, '/videoCategories', { part: 'snippet', regionCode: 'US', key: KEY });
       expect(r.status).toBe(403);
       expect(r.headers['retry-after']).toBe('7');
-      expect(r.body.error.errors[0]).toMatchObject({ reason: 'rateLimitExceeded', domain: 'youtube.quota' });
+      expect(r.body.error.errors[0]).toMatchObject({ reason: 'rateLimitExceeded', domain: 'usageLimits' });
     }
     expect((await get(sim, '/videoCategories', { part: 'snippet', regionCode: 'US', key: KEY })).status).toBe(
       200,

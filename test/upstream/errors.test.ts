@@ -27,14 +27,15 @@ async function upstreamError(p: Promise<unknown>): Promise<UpstreamError> {
 }
 
 describe('HTTP answers become typed errors with reached = yes', () => {
-  it('quotaExceeded → QG_UPSTREAM_QUOTA_EXCEEDED', async () => {
+  it("search.list's daily bucket used up (429 naming a per-day limit) → QG_UPSTREAM_QUOTA_EXCEEDED", async () => {
     await client.searchList({ q: 'music' });
     const e = await upstreamError(client.searchList({ q: 'music' }));
     expect(e).toMatchObject({
       code: 'QG_UPSTREAM_QUOTA_EXCEEDED',
-      reason: 'quotaExceeded',
-      status: 403,
+      reason: 'rateLimitExceeded',
+      status: 429,
       reached: 'yes',
+      quota: { period: 'day', metric: 'youtube.googleapis.com/search_list', unit: '1/d/{project}' },
     });
     expect(e.method).toBe('search.list');
     expect(e.charged).toBe(true);
@@ -62,7 +63,7 @@ describe('HTTP answers become typed errors with reached = yes', () => {
       const e = await upstreamError(other.videoCategoriesList({ regionCode: 'US' }));
       expect(e).toMatchObject({
         code: 'QG_UPSTREAM_KEY_INVALID',
-        reason: 'keyInvalid',
+        reason: 'API_KEY_INVALID',
         status: 400,
         reached: 'yes',
       });

@@ -15,6 +15,7 @@ interface SimulateOptions {
   host: string;
   key: string[];
   profile: ProfileId;
+  legacyErrors?: boolean;
   quota?: number;
   bucket: Array<[string, number]>;
   seed?: string;
@@ -83,6 +84,10 @@ export function register(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--key <key>', 'accepted API key, K or K@project (repeatable; default: any key)', collect, [])
     .addOption(new Option('--profile <profile>', 'quota model').choices(PROFILE_IDS).default('youtube-2026'))
+    .option(
+      '--legacy-errors',
+      'errors as before the granular quota: keyInvalid, 403 quotaExceeded for every bucket (default with youtube-classic)',
+    )
     .option('--quota <units>', 'daily units of the main bucket (units)', nonNegativeInt)
     .option('--bucket <name=units>', 'daily units of another bucket (repeatable)', collectBucket, [])
     .option('--seed <seed>', 'seed of the synthetic data')
@@ -117,6 +122,7 @@ export function register(program: Command): void {
           port: opts.port,
           host: opts.host,
           profile: opts.profile,
+          ...(opts.legacyErrors ? { legacyErrors: true } : {}),
           ...(opts.key.length ? { keys: opts.key } : {}),
           ...(opts.quota !== undefined ? { quota: opts.quota } : {}),
           ...(opts.bucket.length ? { buckets: Object.fromEntries(opts.bucket) } : {}),
