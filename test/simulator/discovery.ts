@@ -79,7 +79,7 @@ function check(value: unknown, schema: DSchema, path: string, owner: string, out
     }
     case 'array':
       if (!Array.isArray(value)) out.push(`${path}: expected an array`);
-      else value.forEach((v, i) => check(v, schema.items ?? {}, `${path}[${i}]`, owner, out));
+      else for (const [i, v] of value.entries()) check(v, schema.items ?? {}, `${path}[${i}]`, owner, out);
       return;
     case 'string': {
       if (typeof value !== 'string') {
