@@ -4,7 +4,6 @@
  * module inside their actions (`await import`), so a command that does not open a ledger never
  * loads it.
  */
-import pino from 'pino';
 import { type Env, loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
@@ -12,6 +11,7 @@ import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../jobs/progress.js';
 import { openLedger } from '../ledger/open.js';
 import type { Ledger } from '../ledger/types.js';
+import { deferredLogger, loadPino } from '../logger.js';
 import { logLevel } from './log-level.js';
 import type { ConfigOptions } from './options.js';
 
@@ -54,7 +54,7 @@ class CliLogOutput implements DivertableLog {
   write(line: string): void {
     if (this.diverted) this.diverted(line);
     else {
-      this.stderr ??= pino.destination({ dest: 2, sync: true });
+      this.stderr ??= loadPino().destination({ dest: 2, sync: true });
       this.stderr.write(line);
     }
   }
@@ -63,9 +63,13 @@ class CliLogOutput implements DivertableLog {
 /** Where every CLI logger writes (a progress bar diverts it while drawn). */
 export const cliLogOutput = new CliLogOutput();
 
-/** A pino logger on stderr (level from $LOG_LEVEL, default info): stdout stays for command output. */
+/**
+ * A pino logger on stderr (level from $LOG_LEVEL, default info): stdout stays for command output.
+ * pino is loaded when the first line is written, so a command that logs nothing does not load it.
+ */
 export function cliLogger(env: Env = process.env): GuardLogger {
-  return pino({ name: 'quota-guard', level: logLevel(env) }, cliLogOutput);
+  const level = logLevel(env);
+  return deferredLogger(() => loadPino()({ name: 'quota-guard', level }, cliLogOutput));
 }
 
 /** Load the config and open its ledger store. */

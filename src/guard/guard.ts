@@ -10,12 +10,12 @@
  *   ledger allowed the call.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import pino from 'pino';
 import { formatDuration } from '../config/duration.js';
 import { bucketOf, methodOf } from '../config/load.js';
 import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
 import { InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
+import { defaultLogger } from '../logger.js';
 import { bucketOfUpstreamQuota, getProfile } from '../quota/profiles.js';
 import { nextMidnight } from '../quota/time.js';
 import { UpstreamError } from '../upstream/errors.js';
@@ -42,7 +42,7 @@ import type {
 export interface GuardOptions {
   config: Config;
   ledger: Ledger;
-  /** Where fail-open spends, blocks and stops are logged (default: pino on stderr). */
+  /** Where fail-open spends, blocks and stops are logged (default: pino on stderr at $LOG_LEVEL, silent when unset). */
   logger?: GuardLogger;
   /** Every decision, sleep, stop, refund and block, for metrics. Must not throw. */
   onEvent?: (event: GuardEvent) => void;
@@ -122,7 +122,7 @@ export class Guard {
   constructor(opts: GuardOptions) {
     this.config = opts.config;
     this.ledger = opts.ledger;
-    this.#logger = opts.logger ?? pino({ name: 'quota-guard' }, pino.destination({ dest: 2, sync: true }));
+    this.#logger = opts.logger ?? defaultLogger();
     this.#onEvent = opts.onEvent;
     this.#now = opts.now ?? Date.now;
     this.#nextReset = opts.nextReset ?? nextMidnight;

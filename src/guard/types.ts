@@ -1,5 +1,6 @@
 import type { FailMode, FailPolicy, Tier } from '../config/types.js';
 import type { Decision, UnsettledSpend } from '../ledger/types.js';
+import type { Logger } from '../logger.js';
 import type { UpstreamError } from '../upstream/errors.js';
 import type { SettleResult } from './settle.js';
 
@@ -150,8 +151,5 @@ export interface GuardStats {
   unsettled: number;
 }
 
-/** The part of a pino logger the guard uses. */
-export interface GuardLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+/** The logger the guard writes to (see src/logger.ts). */
+export type GuardLogger = Logger;

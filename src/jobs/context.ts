@@ -7,7 +7,6 @@ import type { Config } from '../config/types.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { RunHistory } from '../history/types.js';
-import type { UpstreamLogger } from '../upstream/client.js';
 import type { JobContext } from './types.js';
 import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
 
@@ -31,12 +30,8 @@ export function openJobContext(
     options.cachePath ?? base.config.cache.path,
     options.now ? { now: options.now } : {},
   );
-  // A pino logger serves the upstream client too (redacted request lines at debug, failures at warn).
-  const asUpstream = base.logger as Partial<UpstreamLogger>;
-  const upstream = upstreamClients(base.config, {
-    ...(typeof asUpstream.debug === 'function' ? { logger: base.logger as unknown as UpstreamLogger } : {}),
-    ...options,
-  });
+  // The jobs' logger serves the upstream client too (redacted request lines at debug, failures at warn).
+  const upstream = upstreamClients(base.config, { logger: base.logger, ...options });
   return {
     config: base.config,
     guard: base.guard,

@@ -36,7 +36,7 @@ export type SchedulerEvent =
 
 export interface SchedulerOptions {
   jobs: readonly ScheduledJob[];
-  logger: GuardLogger & { error?(obj: object, msg: string): void };
+  logger: GuardLogger;
   /** Every tick, start, skip, finish and error (metrics, tests). Must not throw. */
   onEvent?: (e: SchedulerEvent) => void;
   /** Default: node-cron. */

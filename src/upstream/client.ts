@@ -11,6 +11,7 @@ import { buildConnector, Pool } from 'undici';
 import type { z } from 'zod';
 import { DEFAULT_BASE_URL } from '../config/defaults.js';
 import { QuotaGuardError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { badResponse, type CallContext, errorFromResponse, errorFromTransport } from './classify.js';
 import { UpstreamError } from './errors.js';
 import { redactText, redactUrl } from './redact.js';
@@ -40,11 +41,8 @@ export interface UpstreamTimeouts {
 
 export const DEFAULT_TIMEOUTS: UpstreamTimeouts = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 };
 
-/** The part of a pino logger the client uses. */
-export interface UpstreamLogger {
-  debug(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
+/** The client's logger: redacted request lines at debug, failures at warn. */
+export type UpstreamLogger = Logger;
 
 export interface YouTubeClientOptions {
   /** Default `https://www.googleapis.com/youtube/v3`; the simulator's `url` in tests and the demo. */
@@ -261,7 +259,7 @@ export function createYouTubeClient(options: YouTubeClientOptions): YouTubeClien
       throw err;
     }
 
-    log?.debug({ method, url: ctx.url, status, ms: elapsed(started) }, 'upstream request');
+    log?.debug?.({ method, url: ctx.url, status, ms: elapsed(started) }, 'upstream request');
     if (status < 200 || status >= 300) {
       const err = errorFromResponse(status, headers, text, ctx);
       log?.warn(
