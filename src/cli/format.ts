@@ -2,10 +2,13 @@
 
 export { formatDuration } from '../config/duration.js';
 
-const NUMBER = new Intl.NumberFormat('en-US');
+// Made on first use: building a NumberFormat loads ICU data, which a command that prints no number
+// (`--help`, a `spend --json`) should not pay for at start.
+let number: Intl.NumberFormat | undefined;
 
 export function formatNumber(n: number): string {
-  return NUMBER.format(n);
+  number ??= new Intl.NumberFormat('en-US');
+  return number.format(n);
 }
 
 /** `██████░░░░` for `fraction` of `width` cells (clamped to 0..1). */
