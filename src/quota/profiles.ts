@@ -7,7 +7,11 @@
  * videos.insert have their own buckets (100 calls a day), videos.batchGetStats its own 10,000
  * units, and every other method spends the shared 10,000 units with weighted costs.
  *
- * youtube-classic is the older single bucket (search.list = 100 units, videos.insert = 1,600).
+ * youtube-classic is the older single bucket (search.list = 100 units, videos.insert = 100 since the
+ * revision of 2025-12-04, which lowered uploads from about 1,600 units to about 100).
+ *
+ * Costs follow the API's quota cost table (developers.google.com/youtube/v3/determine_quota_cost);
+ * test/quota/profiles.test.ts lists every documented cost and bucket and checks these against it.
  */
 
 export type ProfileId = 'youtube-2026' | 'youtube-classic';
@@ -109,6 +113,27 @@ const SHARED_COSTS: Record<string, number> = {
   'guideCategories.list': 1,
   'i18nLanguages.list': 1,
   'i18nRegions.list': 1,
+  'liveBroadcasts.bind': 50,
+  'liveBroadcasts.control': 50,
+  'liveBroadcasts.delete': 50,
+  'liveBroadcasts.insert': 50,
+  'liveBroadcasts.insertCuepoint': 50,
+  'liveBroadcasts.list': 1,
+  'liveBroadcasts.transition': 50,
+  'liveBroadcasts.update': 50,
+  'liveChatBans.delete': 50,
+  'liveChatBans.insert': 50,
+  'liveChatMessages.delete': 50,
+  'liveChatMessages.insert': 50,
+  'liveChatMessages.list': 1,
+  'liveChatMessages.transition': 50,
+  'liveChatModerators.delete': 50,
+  'liveChatModerators.insert': 50,
+  'liveChatModerators.list': 1,
+  'liveStreams.delete': 50,
+  'liveStreams.insert': 50,
+  'liveStreams.list': 1,
+  'liveStreams.update': 50,
   'members.list': 1,
   'membershipsLevels.list': 1,
   'playlistItems.list': 1,
@@ -170,7 +195,7 @@ export const PROFILES: Record<ProfileId, QuotaProfile> = {
     methods: {
       ...shared('units'),
       'search.list': { bucket: 'units', cost: 100 },
-      'videos.insert': { bucket: 'units', cost: 1600 },
+      'videos.insert': { bucket: 'units', cost: 100 },
     },
     upstreamNames: { units: GRANULAR_NAMES['units'] as UpstreamQuotaNames },
   },
