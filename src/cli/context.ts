@@ -85,6 +85,8 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
     ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),
     ...(s.connectTimeoutMs !== undefined ? { connectTimeoutMs: s.connectTimeoutMs } : {}),
+    ...(s.waitReplicas !== undefined ? { waitReplicas: s.waitReplicas } : {}),
+    ...(s.waitTimeoutMs !== undefined ? { waitTimeoutMs: s.waitTimeoutMs } : {}),
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
     ...(options.readOnly ? { create: false } : {}),
   });

@@ -512,6 +512,12 @@ function resolveStore(raw: RawConfig, env: Env, problems: Problems, source: stri
   } catch (e) {
     problems.add(at, (e as Error).message, 'QG_STORE_URL_INVALID');
   }
+  if (opts.waitReplicas && kind !== 'redis') {
+    problems.add(
+      'store.waitReplicas',
+      'waits for Redis replicas: needs a redis://, rediss:// or redis-sentinel:// store',
+    );
+  }
   return {
     url: absolute,
     kind,
@@ -519,6 +525,8 @@ function resolveStore(raw: RawConfig, env: Env, problems: Problems, source: stri
     ...(opts.keyPrefix !== undefined ? { keyPrefix: opts.keyPrefix } : {}),
     ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),
     ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
+    ...(opts.waitReplicas !== undefined ? { waitReplicas: opts.waitReplicas } : {}),
+    ...(opts.waitTimeoutMs !== undefined ? { waitTimeoutMs: opts.waitTimeoutMs } : {}),
   };
 }
 

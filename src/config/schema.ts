@@ -155,6 +155,8 @@ const store = z.union([
     keyPrefix: z.string().max(100).optional(),
     commandTimeoutMs: duration.optional(),
     connectTimeoutMs: duration.optional(),
+    waitReplicas: z.number().int().min(0).max(16).optional(),
+    waitTimeoutMs: duration.optional(),
   }),
 ]);
 

@@ -100,7 +100,7 @@ export interface ExpectedSpendConfig {
 }
 
 export interface StoreConfig {
-  /** `sqlite:<path>`, `redis://…`, `rediss://…` or `redis-cluster://host:port,…`. May hold a password: never log it. */
+  /** `sqlite:<path>`, `redis://…`, `rediss://…`, `redis-cluster://host:port,…` or `redis-sentinel://host:port,…/name`. May hold a password: never log it. */
   url: string;
   kind: StoreKind;
   /** Where the URL came from. */
@@ -108,6 +108,9 @@ export interface StoreConfig {
   keyPrefix?: string;
   commandTimeoutMs?: number;
   connectTimeoutMs?: number;
+  /** Redis: replicas that must hold an allowed spend (WAIT), and how long to wait for them. */
+  waitReplicas?: number;
+  waitTimeoutMs?: number;
 }
 
 /**

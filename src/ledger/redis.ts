@@ -9,12 +9,19 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { parseClusterUrl } from '../config/store-url.js';
+import { parseClusterUrl, parseSentinelUrl } from '../config/store-url.js';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { BackendSpend, LedgerBackend } from './backend.js';
 import { CrossSlotError } from './errors.js';
 import { type LedgerScripts, registerScripts } from './scripts.js';
-import type { Decision, LedgerKind, OpenLedgerOptions, Settlement, Snapshot } from './types.js';
+import type {
+  Decision,
+  LedgerKind,
+  OpenLedgerOptions,
+  Settlement,
+  Snapshot,
+  UnsettledSpend,
+} from './types.js';
 
 /** At most this many spends share one socket write (see RedisBackend.#holdWrites). */
 const MAX_HELD_WRITES = 8;
@@ -32,6 +39,9 @@ const DISCONNECT_TIMEOUT_MS = 100;
 /** Longest wait for QUIT's reply at close (a live server answers in well under a millisecond). */
 const QUIT_TIMEOUT_MS = 300;
 
+/** Node's codes for a TLS certificate it does not accept. */
+const TLS_UNTRUSTED = /CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)/;
+
 const UNAVAILABLE_REPLIES = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READONLY|NOREPLICAS)\b/;
 
 /**
@@ -40,9 +50,17 @@ const UNAVAILABLE_REPLIES = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READ
  */
 export function mapRedisError(e: unknown, what: string, where?: string): unknown {
   if (e instanceof QuotaGuardError) return e;
-  const err = e as { name?: string; message?: string };
+  const err = e as { name?: string; message?: string; code?: unknown };
   const message = String(err?.message ?? e);
   const ledger = where !== undefined ? `Redis ledger at ${where}` : 'Redis ledger';
+  if (typeof err?.code === 'string' && TLS_UNTRUSTED.test(err.code)) {
+    // Not an outage: retrying will not make the certificate trusted.
+    return new QuotaGuardError(
+      'QG_CONFIG_INVALID',
+      `${ledger}: ${what}: the server's TLS certificate is not trusted (${message.split('\n')[0]}); ` +
+        'give Node the CA that signed it with NODE_EXTRA_CA_CERTS=<file>',
+    );
+  }
   if (err?.name === 'ReplyError') {
     if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(message)) {
       return new QuotaGuardError(
@@ -81,6 +99,34 @@ function baseOptions(o: OpenLedgerOptions): RedisOptions {
   };
 }
 
+/** A Redis in Sentinel mode that knows when it is being closed (see its sentinelRetryStrategy). */
+class SentinelClient extends Redis {
+  closing = false;
+  override disconnect(reconnect = false): void {
+    if (!reconnect) this.closing = true;
+    super.disconnect(reconnect);
+  }
+  override quit(): Promise<'OK'> {
+    this.closing = true;
+    return super.quit();
+  }
+}
+
+/**
+ * ioredis asks each Sentinel through a short-lived client of its own, made without our options, so
+ * closing it leaves ioredis' default 2 s close timer behind: a command on unreachable Sentinels
+ * would linger that long after its answer. Give those clients our disconnect timeout too. This
+ * reaches into ioredis' connector (5.x); if that changes, nothing breaks but the linger.
+ */
+function shortenSentinelCloses(client: Redis): void {
+  const connector = (client as unknown as { connector?: Record<string, unknown> }).connector;
+  const original = connector?.['connectToSentinel'];
+  if (!connector || typeof original !== 'function') return;
+  connector['connectToSentinel'] = function (this: unknown, endpoint: unknown, options?: object) {
+    return original.call(this, endpoint, { disconnectTimeout: DISCONNECT_TIMEOUT_MS, ...options });
+  };
+}
+
 /** `p`, or a rejection with `message` after `ms`; the timer never outlives the race. */
 async function within<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -111,8 +157,17 @@ export async function openRedisBackend(
   url: string,
   o: OpenLedgerOptions,
 ): Promise<LedgerBackend> {
+  const waitReplicas = o.waitReplicas ?? 0;
+  if (waitReplicas > 0 && kind === 'redis-cluster') {
+    throw new QuotaGuardError(
+      'QG_CONFIG_INVALID',
+      'store.waitReplicas: not supported on a Redis Cluster (use one Redis or Sentinel)',
+      { field: 'store.waitReplicas' },
+    );
+  }
   const client = await connectRedis(kind, url, o);
-  return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''), redisAddress(url));
+  const wait = waitReplicas > 0 ? { replicas: waitReplicas, timeoutMs: o.waitTimeoutMs ?? 100 } : undefined;
+  return new RedisBackend(kind, client, registerScripts(client, o.keyPrefix ?? ''), redisAddress(url), wait);
 }
 
 /**
@@ -121,6 +176,10 @@ export async function openRedisBackend(
  */
 /** `host:port` of a Redis URL (of every node of a Cluster URL), without user or password. */
 export function redisAddress(url: string): string {
+  const sentinel = parseSentinelUrl(url);
+  if (sentinel) {
+    return `${sentinel.nodes.map((n) => `${n.host}:${n.port}`).join(',')} (Sentinels of '${sentinel.name}')`;
+  }
   const cluster = parseClusterUrl(url);
   if (cluster) return cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',');
   try {
@@ -137,7 +196,26 @@ export async function connectRedis(
   o: OpenLedgerOptions,
 ): Promise<Redis | Cluster> {
   let client: Redis | Cluster;
-  if (kind === 'redis') {
+  const sentinel = kind === 'redis' ? parseSentinelUrl(url) : undefined;
+  if (sentinel) {
+    // ioredis' Sentinel mode: asks the Sentinels for the primary at every (re)connect and checks
+    // that the server it reaches is the primary, so a failover needs no proxy and no restart.
+    const c: SentinelClient = new SentinelClient({
+      ...baseOptions(o),
+      sentinels: sentinel.nodes,
+      name: sentinel.name,
+      role: 'master',
+      db: sentinel.db,
+      ...(sentinel.username ? { username: sentinel.username } : {}),
+      ...(sentinel.password ? { password: sentinel.password } : {}),
+      ...(sentinel.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+      sentinelCommandTimeout: o.commandTimeoutMs ?? 1000,
+      // Its own loop over unreachable Sentinels keeps going after a disconnect unless told to stop.
+      sentinelRetryStrategy: (times) => (c.closing ? null : Math.min(50 * times, MAX_RECONNECT_DELAY_MS)),
+    });
+    shortenSentinelCloses(c);
+    client = c;
+  } else if (kind === 'redis') {
     client = new Redis(url, baseOptions(o));
   } else {
     const parsed = parseClusterUrl(url);
@@ -198,14 +276,22 @@ function mayStillRun(e: unknown): boolean {
   return !/^(Stream isn't writeable|Cluster isn't ready)/.test(String(err?.message ?? ''));
 }
 
+function unsettledOf(req: BackendSpend): UnsettledSpend {
+  let windowMs = 0;
+  for (const b of req.budgets) windowMs = Math.max(windowMs, b.windowMs);
+  return { id: req.id, keys: req.budgets.map((b) => b.key), cost: req.cost, windowMs };
+}
+
 function spendFailed(e: unknown, req: BackendSpend, where: string): never {
   const err = mapRedisError(e, 'spend', where);
-  if (err instanceof StoreUnavailableError && mayStillRun(e)) {
-    let windowMs = 0;
-    for (const b of req.budgets) windowMs = Math.max(windowMs, b.windowMs);
-    err.unsettled = { id: req.id, keys: req.budgets.map((b) => b.key), cost: req.cost, windowMs };
-  }
+  if (err instanceof StoreUnavailableError && mayStillRun(e)) err.unsettled = unsettledOf(req);
   throw err;
+}
+
+/** How many replicas must hold an allowed spend, and for how long to wait for them (Redis WAIT). */
+interface Durability {
+  replicas: number;
+  timeoutMs: number;
 }
 
 class RedisBackend implements LedgerBackend {
@@ -218,12 +304,20 @@ class RedisBackend implements LedgerBackend {
 
   /** The server's address, for error messages. */
   readonly #where: string;
+  readonly #wait: Durability | undefined;
 
-  constructor(kind: LedgerKind, client: Redis | Cluster, scripts: LedgerScripts, where: string) {
+  constructor(
+    kind: LedgerKind,
+    client: Redis | Cluster,
+    scripts: LedgerScripts,
+    where: string,
+    wait?: Durability,
+  ) {
     this.kind = kind;
     this.#client = client;
     this.#scripts = scripts;
     this.#where = where;
+    this.#wait = wait;
   }
 
   async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -252,7 +346,31 @@ class RedisBackend implements LedgerBackend {
     this.#holdWrites();
     const decision = this.#scripts.spend(req, (e, r) => spendFailed(e, r, this.#where));
     if (this.#corked && ++this.#held >= MAX_HELD_WRITES) this.#flush();
-    return decision;
+    return this.#wait ? decision.then((d) => this.#durable(req, d)) : decision;
+  }
+
+  /**
+   * WAIT on the spend's connection: Redis answers once `replicas` replicas have every write this
+   * connection made so far (this spend included), or at the timeout with how many did. A spend that
+   * is not held by enough replicas could be lost in a failover, so it is not reported as allowed:
+   * it fails as the store being unavailable, and carries `unsettled` so that the guard takes it
+   * back when the call site fails closed.
+   */
+  async #durable(req: BackendSpend, d: Decision): Promise<Decision> {
+    if (!d.allowed || !this.#wait) return d;
+    const { replicas, timeoutMs } = this.#wait;
+    let acked: number;
+    try {
+      acked = await (this.#client as Redis).wait(replicas, timeoutMs);
+    } catch (e) {
+      spendFailed(e, req, this.#where);
+    }
+    if (acked >= replicas) return d;
+    const err = new StoreUnavailableError(
+      `Redis ledger at ${this.#where}: spend held by ${acked} of ${replicas} replica${replicas === 1 ? '' : 's'} after ${timeoutMs} ms (store.waitReplicas)`,
+    );
+    err.unsettled = unsettledOf(req);
+    throw err;
   }
 
   /**

@@ -120,6 +120,15 @@ export interface OpenLedgerOptions {
   commandTimeoutMs?: number;
   /** Redis connect timeout in ms (default 1000). */
   connectTimeoutMs?: number;
+  /**
+   * Redis (one server or Sentinel): an allowed spend counts only once this many replicas hold it
+   * (Redis WAIT). When they do not within `waitTimeoutMs`, the spend fails with
+   * StoreUnavailableError (carrying `unsettled`), so the call site's fail-open/closed applies.
+   * Default 0: no wait.
+   */
+  waitReplicas?: number;
+  /** How long a spend waits for `waitReplicas` (default 100 ms). */
+  waitTimeoutMs?: number;
   /** Prefix prepended to every key the ledger writes (tests use a unique one). */
   keyPrefix?: string;
   /** SQLite busy timeout in ms (default 5000). */

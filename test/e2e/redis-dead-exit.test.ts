@@ -3,7 +3,7 @@
  * nothing answers) or refuses connections ends on its own, with no socket or timer keeping the
  * process alive after its answer, and so does a command that fails after the store was opened.
  * The wall times are printed (docs/operations.md quotes them); the test only asserts that each
- * command exits at all within 10 s and that nothing lingered after it (bin.ts says so when it must
+ * command exits at all within 30 s and that nothing lingered after it (bin.ts says so when it must
  * end a process that stayed busy).
  */
 import { rmSync } from 'node:fs';
@@ -14,10 +14,11 @@ import { tmpPath } from '../jobs/helpers.js';
 import { type ChildResult, configFile, runChild } from './helpers.js';
 
 const LINGER = /still busy .* after the command ended/;
-const EXIT_WITHIN_MS = 10_000;
+const EXIT_WITHIN_MS = 30_000;
 
 let stopped: RedisServer;
 let refusedUrl: string;
+let sentinelsUrl: string;
 let sim: Simulator;
 
 beforeAll(async () => {
@@ -25,6 +26,7 @@ beforeAll(async () => {
   stopped = await startRedisServer();
   stopped.proc.kill('SIGSTOP');
   refusedUrl = `redis://127.0.0.1:${await freePort()}`;
+  sentinelsUrl = `redis-sentinel://127.0.0.1:${await freePort()},127.0.0.1:${await freePort()}/qg`;
 });
 
 afterAll(async () => {
@@ -57,13 +59,17 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<Ch
 describe.each([
   ['stopped', () => stopped.url],
   ['refusing', () => refusedUrl],
+  ['Sentinel-managed (no Sentinel answering)', () => sentinelsUrl],
 ])('CLI on a %s Redis', (_name, url) => {
   it('spend, status and fetch end on their own with the store-down answer', async () => {
     const file = config(url());
-    const [spend, closed, status, fetch] = await Promise.all([
+    // Two at a time: the machine may be busy, and each is a whole Node process.
+    const [spend, status] = await Promise.all([
       run(['spend', 'default', '--cost', '1', '--config', file]),
-      run(['spend', 'default', '--cost', '5000', '--config', file]),
       run(['status', '--config', file]),
+    ]);
+    const [closed, fetch] = await Promise.all([
+      run(['spend', 'default', '--cost', '5000', '--config', file]),
       run(['fetch', '--config', file]),
     ]);
     // Cheap spends fail open, expensive ones closed (69); status cannot say anything (69).

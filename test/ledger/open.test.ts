@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseClusterUrl, redactStoreUrl } from '../../src/config/store-url.js';
+import { parseConfig } from '../../src/config/index.js';
+import {
+  parseClusterUrl,
+  parseSentinelUrl,
+  parseStoreUrl,
+  redactStoreUrl,
+} from '../../src/config/store-url.js';
 import { openLedger } from '../../src/index.js';
 
 describe('openLedger URLs', () => {
@@ -21,8 +27,41 @@ describe('openLedger URLs', () => {
     expect(parseClusterUrl('redis-cluster://')).toBeUndefined();
   });
 
+  it("parses Sentinel URLs: the Sentinels, the primary name, the db, the servers' credentials", () => {
+    expect(parseSentinelUrl('redis-sentinel://:pw@10.0.0.1:26379,[::1]:26380/quota/2')).toEqual({
+      nodes: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '::1', port: 26380 },
+      ],
+      password: 'pw',
+      tls: false,
+      name: 'quota',
+      db: 2,
+    });
+    expect(parseStoreUrl('rediss-sentinel://h:26379/mymaster')).toMatchObject({
+      kind: 'redis',
+      sentinel: { tls: true, name: 'mymaster', db: 0 },
+    });
+    expect(parseSentinelUrl('redis-sentinel://h:26379')).toBeUndefined(); // no primary name
+    expect(redactStoreUrl('redis-sentinel://u:s3cret@h:26379/m')).toBe('redis-sentinel://u:***@h:26379/m');
+  });
+
+  it('waitReplicas needs one Redis or Sentinel: a config error on a Cluster or SQLite store', () => {
+    for (const url of ['redis-cluster://h:7000', 'sqlite::memory:']) {
+      expect(() => parseConfig({ store: { url, waitReplicas: 1 } }, { env: {} }), url).toThrow(
+        /store\.waitReplicas: waits for Redis replicas/,
+      );
+    }
+    expect(
+      parseConfig(
+        { store: { url: 'redis-sentinel://h:26379/m', waitReplicas: 1, waitTimeoutMs: '50ms' } },
+        { env: {} },
+      ).store,
+    ).toMatchObject({ kind: 'redis', waitReplicas: 1, waitTimeoutMs: 50 });
+  });
+
   it('rejects malformed store URLs with QG_STORE_URL_INVALID, without echoing the password', async () => {
-    for (const url of ['redis-cluster://only-a-host', 'ftp://x', '', 'sqlite:']) {
+    for (const url of ['redis-cluster://only-a-host', 'redis-sentinel://h:26379', 'ftp://x', '', 'sqlite:']) {
       await expect(openLedger(url), url).rejects.toMatchObject({
         code: 'QG_STORE_URL_INVALID',
         field: 'store',
