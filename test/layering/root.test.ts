@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as root from '../../src/index.js';
 import * as simulator from '../../src/simulator/index.js';
@@ -59,5 +59,23 @@ describe('the package root', () => {
     expect(pkg.exports['.']?.import).toBe('./dist/index.js');
     expect(typeof simulator.startSimulator).toBe('function');
     expect('startSimulator' in root).toBe(false);
+  });
+});
+
+describe('index files', () => {
+  it('only re-export: the code lives in named modules', () => {
+    const indexes = readdirSync(`${ROOT}/src`, { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f === 'index.ts' || f.endsWith('/index.ts'),
+    );
+    expect(indexes.length).toBeGreaterThan(5);
+    for (const f of indexes) {
+      const code = readFileSync(`${ROOT}/src/${f}`, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+      // Every statement is `export … from '…'`.
+      const statements = code.split(/;\s*/).filter((s) => s.trim() !== '');
+      const other = statements.filter((s) => !/^\s*export\s[\s\S]*\sfrom\s+'[^']+'\s*$/.test(s));
+      expect(other, f).toEqual([]);
+    }
   });
 });
