@@ -89,6 +89,11 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     ...(s.waitTimeoutMs !== undefined ? { waitTimeoutMs: s.waitTimeoutMs } : {}),
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
     ...(options.readOnly ? { create: false } : {}),
+    onClockStep: (step) =>
+      logger.warn(
+        { stepMs: step.stepMs, how: step.how },
+        'the host clock stepped: the SQLite ledger moved its stored times with it, so windows stay in real time',
+      ),
   });
   try {
     return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };

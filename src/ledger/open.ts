@@ -16,6 +16,9 @@ export async function openLedger(url: string, options: OpenLedgerOptions = {}): 
       ...(options.keyPrefix !== undefined && { keyPrefix: options.keyPrefix }),
       ...(options.now !== undefined && { now: options.now }),
       ...(options.create !== undefined && { create: options.create }),
+      ...(options.monotonic !== undefined && { monotonic: options.monotonic }),
+      ...(options.bootId !== undefined && { bootId: options.bootId }),
+      ...(options.onClockStep !== undefined && { onClockStep: options.onClockStep }),
     });
     return new CheckedLedger(backend);
   }

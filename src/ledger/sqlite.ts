@@ -5,7 +5,9 @@
  *   front: two processes can never both read a total and then both write on top of it.
  * - WAL lets readers (peek, status) run while a writer holds the lock; a busy timeout makes a writer
  *   wait for the lock instead of failing at once. A lock not obtained in time is StoreUnavailable.
- * - The clock is the host's (`Date.now`, or the `now` option in tests): one host, one clock.
+ * - The clock is the host's (`Date.now`, or the `now` option in tests): one host, one clock. A step
+ *   of it (NTP correcting a wrong clock) is detected against the monotonic clock and every stored
+ *   time moved by the step, so windows stay measured in real time (clock.ts).
  * - Same data model as Redis: one row per call with its cost, a running total per key, expired rows
  *   pruned (their cost subtracted) only when the oldest one has left the window.
  * See docs/sqlite.md for the pragmas and why.
@@ -21,6 +23,7 @@ import {
   storeFailure,
 } from '../sqlite/index.js';
 import { type BackendSpend, EXPIRY_SLACK_MS, type LedgerBackend, timeUntilUsedAtMost } from './backend.js';
+import { BOOT_ID, type ClockMark, type ClockStep, clockStep, countClockStep, monotonicMs } from './clock.js';
 import { LedgerCode, ledgerFailure } from './codes.js';
 import type { Decision, Snapshot } from './types.js';
 
@@ -34,6 +37,15 @@ export interface SqliteLedgerOptions {
   keyPrefix?: string;
   /** The clock (epoch ms). Tests inject one; defaults to Date.now. */
   now?: () => number;
+  /**
+   * The monotonic clock (ms) steps of `now` are measured against (clock.ts). Tests inject one;
+   * when only `now` is injected, no step is looked for.
+   */
+  monotonic?: () => number;
+  /** The boot the monotonic clock belongs to (clock.ts). Tests inject one. */
+  bootId?: string;
+  /** Called once for each step of the wall clock the ledger detects and corrects (clock.ts). */
+  onClockStep?: (step: ClockStep) => void;
   /** Create the file when missing (default true); false for commands that only read. */
   create?: boolean;
 }
@@ -69,13 +81,23 @@ CREATE TABLE IF NOT EXISTS qg_entry (
 CREATE INDEX IF NOT EXISTS qg_entry_id ON qg_entry (id);
 `;
 
+/** Version 2: the clocks of the last decision, to detect steps of the wall clock (clock.ts). */
+const CLOCK_SCHEMA = `
+CREATE TABLE IF NOT EXISTS qg_clock (
+  id   INTEGER PRIMARY KEY CHECK (id = 1),
+  wall INTEGER NOT NULL,
+  mono REAL NOT NULL,
+  boot TEXT NOT NULL
+) STRICT;
+`;
+
 /** The ledger's file format for the shared SQLite opener. */
 export const LEDGER_FORMAT: StoreFormat = {
   name: 'SQLite ledger',
   article: 'a quota-guard ledger',
   applicationId: APPLICATION_ID.ledger,
   tables: ['qg_budget', 'qg_entry'],
-  migrations: [SCHEMA],
+  migrations: [SCHEMA, CLOCK_SCHEMA],
   unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
 };
 
@@ -86,11 +108,27 @@ export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
     ...(opts.create !== undefined ? { create: opts.create } : {}),
   });
   try {
-    return new SqliteBackend(db, label, opts.keyPrefix ?? '', opts.now ?? Date.now);
+    return new SqliteBackend(db, label, opts.keyPrefix ?? '', {
+      wall: opts.now ?? Date.now,
+      // An injected wall clock without a monotonic one is the whole truth: no step is looked for.
+      ...(opts.monotonic !== undefined || opts.now === undefined
+        ? { mono: opts.monotonic ?? monotonicMs }
+        : {}),
+      boot: opts.bootId ?? BOOT_ID,
+      ...(opts.onClockStep ? { onStep: opts.onClockStep } : {}),
+    });
   } catch (e) {
     closeStore(db, label);
     throw storeFailure(e, label, 'opening');
   }
+}
+
+interface Clocks {
+  wall: () => number;
+  /** Absent: the wall clock is taken as it is (an injected test clock). */
+  mono?: () => number;
+  boot: string;
+  onStep?: (step: ClockStep) => void;
 }
 
 class SqliteBackend implements LedgerBackend {
@@ -98,7 +136,9 @@ class SqliteBackend implements LedgerBackend {
   readonly #db: Database.Database;
   readonly #label: StoreLabel;
   readonly #prefix: string;
-  readonly #now: () => number;
+  readonly #clock: Clocks;
+  /** A step found in the transaction that is running, reported once it has committed. */
+  #step: ClockStep | undefined;
   #lastSweep = Number.NEGATIVE_INFINITY;
   /** One transaction wrapper, made once: it runs the function it is given. */
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -119,12 +159,27 @@ class SqliteBackend implements LedgerBackend {
   readonly #sweepBudgets;
   readonly #dropEntries;
   readonly #dropBudget;
+  readonly #getClock;
+  readonly #setClock;
+  readonly #shiftEntries;
+  readonly #shiftBudgets;
 
-  constructor(db: Database.Database, label: StoreLabel, prefix: string, now: () => number) {
+  constructor(db: Database.Database, label: StoreLabel, prefix: string, clock: Clocks) {
     this.#db = db;
     this.#label = label;
     this.#prefix = prefix;
-    this.#now = now;
+    this.#clock = clock;
+    this.#getClock = db.prepare<[], ClockMark>('SELECT wall, mono, boot FROM qg_clock WHERE id = 1');
+    this.#setClock = db.prepare<[number, number, string]>(
+      `INSERT INTO qg_clock (id, wall, mono, boot) VALUES (1, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET wall = excluded.wall, mono = excluded.mono, boot = excluded.boot`,
+    );
+    // Every stored time moves with the wall clock, so each keeps its real distance from now.
+    this.#shiftEntries = db.prepare<[number]>('UPDATE qg_entry SET at = at + ?');
+    this.#shiftBudgets = db.prepare<[number, number, number]>(
+      `UPDATE qg_budget SET oldest_at = oldest_at + ?, expires_at = expires_at + ?,
+         blocked_until = CASE WHEN blocked_until > 0 THEN blocked_until + ? ELSE 0 END`,
+    );
     this.#tx = db.transaction((fn: () => unknown) => fn());
     this.#getBudget = db.prepare<[string], BudgetRow>(
       'SELECT window_ms, total, oldest_at, blocked_until, blocked_reason, expires_at FROM qg_budget WHERE key = ?',
@@ -182,11 +237,39 @@ class SqliteBackend implements LedgerBackend {
 
   /** Runs fn in a transaction: BEGIN IMMEDIATE for writes (the lock up front), DEFERRED for reads. */
   #run<T>(what: string, fn: () => T, write = true): T {
+    let result: T;
+    this.#step = undefined;
     try {
-      return (write ? this.#tx.immediate(fn) : this.#tx.deferred(fn)) as T;
+      result = (write ? this.#tx.immediate(fn) : this.#tx.deferred(fn)) as T;
     } catch (e) {
       throw storeFailure(e, this.#label, what);
     }
+    const step = this.#step;
+    this.#step = undefined;
+    if (step) {
+      countClockStep();
+      this.#clock.onStep?.(step);
+    }
+    return result;
+  }
+
+  /**
+   * The time of a decision, in a transaction (clock.ts). A write that finds the wall clock stepped
+   * moves every stored time by the step and records the clocks; a read that finds a step not yet
+   * corrected reads in the ledger's time before the step.
+   */
+  #time(write: boolean): number {
+    if (!this.#clock.mono) return this.#clock.wall();
+    const now: ClockMark = { wall: this.#clock.wall(), mono: this.#clock.mono(), boot: this.#clock.boot };
+    const step = clockStep(this.#getClock.get(), now);
+    if (!write) return step ? now.wall - step.stepMs : now.wall;
+    if (step) {
+      this.#shiftEntries.run(step.stepMs);
+      this.#shiftBudgets.run(step.stepMs, step.stepMs, step.stepMs);
+      this.#step = step;
+    }
+    this.#setClock.run(now.wall, now.mono, now.boot);
+    return now.wall;
   }
 
   /** Delete keys whose expiry has passed: idle keys cost nothing. */
@@ -225,7 +308,7 @@ class SqliteBackend implements LedgerBackend {
 
   async spend(req: BackendSpend): Promise<Decision> {
     return this.#run('spend', () => {
-      const now = this.#now();
+      const now = this.#time(true);
       this.#maybeSweep(now);
       const states = req.budgets.map((b, i) => {
         const key = this.#prefix + b.key;
@@ -324,7 +407,7 @@ class SqliteBackend implements LedgerBackend {
     return this.#run(
       what,
       () => {
-        const now = this.#now();
+        const now = this.#time(false);
         const k = this.#prefix + key;
         const row = this.#live(k, now, false);
         this.#checkWindow(k, row, windowMs, 'windowMs');

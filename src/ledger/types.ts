@@ -2,7 +2,9 @@
  * The budget ledger's public contract. Every backend (Redis, Redis Cluster, SQLite) implements
  * `Ledger` with the same semantics; test/contract runs one suite against each.
  */
+
 import type { StoreKind } from '../config/store-url.js';
+import type { ClockStep } from './clock.js';
 
 /** One budget a spend must fit under. Several budgets in one spend are all-or-nothing. */
 export interface Budget {
@@ -138,6 +140,14 @@ export interface OpenLedgerOptions {
    * only read: a missing file is then `QG_STORE_NOT_FOUND` and nothing is created.
    */
   create?: boolean;
+  /**
+   * SQLite only: called once for each step of the host's wall clock the ledger detects (and
+   * corrects by moving its stored times; docs/ledger.md, "Clock steps"). The CLI logs it and counts it.
+   */
+  onClockStep?: (step: ClockStep) => void;
+  /** SQLite only, for tests: the monotonic clock (ms) steps are measured against, and its boot. */
+  monotonic?: () => number;
+  bootId?: string;
   /** SQLite only: the clock (epoch ms), for tests. Redis always uses the server's clock. */
   now?: () => number;
   /**

@@ -7,6 +7,7 @@
  * - state, read at scrape time (`scrape()`): units used and remaining per credential, bucket and tier
  *   from the ledger (the same figures as `status`), and the cache's size.
  */
+
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Cache } from '../cache/index.js';
 import type { Config } from '../config/types.js';
@@ -15,6 +16,7 @@ import type { GuardEvent } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
 import type { RunHistory } from '../history/types.js';
 import type { JobResult } from '../jobs/types.js';
+import { clockStepsCorrected } from '../ledger/clock.js';
 import type { Ledger } from '../ledger/types.js';
 
 export const METRIC_PREFIX = 'quota_guard_';
@@ -69,6 +71,7 @@ export class Metrics {
   readonly jobUnits: Counter<'job'>;
   readonly pages: Counter<'job' | 'region'>;
   readonly skipped: Counter<'job'>;
+  readonly clockSteps: Counter;
   readonly cacheVideos: Gauge;
   readonly cacheBytes: Gauge;
   readonly regionLastSuccess: Gauge<'region'>;
@@ -150,6 +153,15 @@ export class Metrics {
       labelNames: ['job', 'outcome'],
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
       registers: [this.registry],
+    });
+    this.clockSteps = new Counter({
+      name: `${METRIC_PREFIX}clock_steps_total`,
+      help: 'Steps of the host clock the SQLite ledger detected and corrected by moving its stored times (docs/ledger.md)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(clockStepsCorrected());
+      },
     });
     this.jobUnits = counter('job_units_total', 'Units job runs spent through the guard', ['job']);
     this.pages = counter(
