@@ -99,7 +99,7 @@ export class Metrics {
     this.quota = gauge('units_quota', 'The bucket’s quota per upstream day', ['credential', 'bucket']);
     this.blocked = gauge(
       'bucket_blocked',
-      '1 while the bucket is blocked (the upstream answered quotaExceeded), else 0',
+      '1 while the bucket is blocked (the upstream said its daily quota is used up), else 0',
       ['credential', 'bucket'],
     );
     this.storeUp = gauge('ledger_up', '1 when the ledger store answered the last scrape, else 0');
