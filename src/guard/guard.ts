@@ -13,7 +13,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { formatDuration } from '../config/duration.js';
 import { bucketOf, methodOf } from '../config/load.js';
 import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
-import { InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { ExitCode, InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { bucketOfUpstreamQuota, getProfile } from '../quota/profiles.js';
@@ -24,6 +24,7 @@ import { explainLedgerError } from './explain.js';
 import { bucketWindow, type PlannedBudget, planSpend } from './keys.js';
 import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
+import { siteOf } from './tags.js';
 import type {
   Acquired,
   AcquireOptions,
@@ -341,7 +342,7 @@ export class Guard {
   }
 
   #failMode(args: SpendArgs, cost: number, tag: string): FailMode {
-    const site = args.site ?? tag.split(':')[0] ?? '';
+    const site = args.site ?? siteOf(tag);
     const policy = args.failMode ?? this.config.storeDown.sites[site] ?? this.config.storeDown.default;
     if (policy === 'auto') return cost <= this.config.storeDown.openMaxCost ? 'open' : 'closed';
     return policy;
@@ -657,7 +658,7 @@ export class Guard {
       ...(o.limitedBy !== undefined ? { limitedBy: o.limitedBy } : {}),
       ...(o.blockedUntil !== undefined ? { blockedUntil: o.blockedUntil } : {}),
       ...(error ? { error } : {}),
-      exitCode: reason === 'store-down' ? 69 : 75,
+      exitCode: reason === 'store-down' ? ExitCode.UNAVAILABLE : ExitCode.TEMPFAIL,
       message: '',
     };
     stop.message = stopMessage(stop, this.#credentialOf(o));

@@ -15,9 +15,9 @@ export {
   type BudgetStatus,
   type CredentialStatus,
   FREES_UP_AMOUNTS,
-  parseTag,
   quotaStatus,
   type StatusOptions,
   type StatusReport,
 } from './status.js';
+export { parseTag, siteOf, spendTag } from './tags.js';
 export type * from './types.js';

@@ -7,6 +7,7 @@ import type { BucketConfig, Config, CredentialConfig, Tier } from '../config/typ
 import type { Ledger, Snapshot } from '../ledger/types.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, budgetKey, paceKey } from './keys.js';
+import { parseTag } from './tags.js';
 
 export const FREES_UP_AMOUNTS = [1, 50, 100] as const;
 
@@ -69,19 +70,6 @@ export interface StatusReport {
   at: string;
   store: string;
   credentials: CredentialStatus[];
-}
-
-/** `trending:US:videos.list` → region US, method videos.list. Unrecognised parts are ignored. */
-export function parseTag(
-  tag: string,
-  methods: Record<string, unknown>,
-): { region?: string; method?: string } {
-  const out: { region?: string; method?: string } = {};
-  for (const part of tag.split(':')) {
-    if (out.region === undefined && /^[A-Z]{2}$/.test(part)) out.region = part;
-    else if (out.method === undefined && Object.hasOwn(methods, part)) out.method = part;
-  }
-  return out;
 }
 
 function add(into: Record<string, number>, key: string, units: number): void {

@@ -1,4 +1,5 @@
 import type { FailMode, FailPolicy, Tier } from '../config/types.js';
+import type { ExitCode } from '../errors.js';
 import type { Decision, UnsettledSpend } from '../ledger/types.js';
 import type { Logger } from '../logger.js';
 import type { UpstreamError } from '../upstream/errors.js';
@@ -86,7 +87,7 @@ export interface Stop {
   blockedReason?: string;
   /** The upstream error behind an `upstream-quota` or `rate-limited` stop. */
   error?: UpstreamError;
-  exitCode: 69 | 75;
+  exitCode: typeof ExitCode.UNAVAILABLE | typeof ExitCode.TEMPFAIL;
   /** One log line: what was left, why, and when it can resume. */
   message: string;
 }

@@ -11,10 +11,12 @@
  * are not due again in the same pass), and its position is a cursor stored in the cache after each
  * batch, so the next run continues where a stopped one left off.
  */
+
 import type { VideoResource } from '../cache/types.js';
 import { methodOf } from '../config/load.js';
 import type { CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
+import { spendTag } from '../guard/tags.js';
 import type { VideoStats } from '../upstream/schemas.js';
 import { type JobEnd, JobRun, jobCredential } from './run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
@@ -108,7 +110,7 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
   const cost = methodOf(credential, method).cost;
   const run = new JobRun(ctx, 'backfill', credentialId, options.signal);
   const cursorName = backfillCursorName(credentialId);
-  const tag = `backfill:${method}`;
+  const tag = spendTag('backfill', method);
   const progress = options.progress;
 
   try {

@@ -9,14 +9,6 @@ import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
 import { summarise } from '../history/index.js';
 import type { JobContext, JobOutcome, JobResult } from './types.js';
 
-/** Upstream failures that mean "the upstream is not serving us right now" (exit 69), not misuse. */
-const UNAVAILABLE_CODES = new Set([
-  'QG_UPSTREAM_SERVER_ERROR',
-  'QG_UPSTREAM_TRANSPORT',
-  'QG_UPSTREAM_BAD_RESPONSE',
-  'QG_STORE_UNAVAILABLE',
-]);
-
 const OUTCOME_EXIT: Record<Exclude<JobOutcome, 'failed'>, ExitCode> = {
   done: ExitCode.OK,
   stopped: ExitCode.TEMPFAIL,
@@ -51,7 +43,9 @@ export function endFromStop(stop: Stop): JobEnd {
 export function endFromError(e: unknown, signal?: AbortSignal): JobEnd | undefined {
   if (!isQuotaGuardError(e)) return undefined;
   if (signal?.aborted) return { outcome: 'aborted', reason: 'aborted', error: e };
-  const outcome: JobOutcome = UNAVAILABLE_CODES.has(e.code) ? 'unavailable' : 'failed';
+  // The codes whose exit status is 69 (src/errors.ts) mean "the store or the upstream is not serving
+  // us right now": the run is unavailable, not failed.
+  const outcome: JobOutcome = exitCodeFor(e) === ExitCode.UNAVAILABLE ? 'unavailable' : 'failed';
   return { outcome, reason: `${e.message} (${e.code})`, error: e };
 }
 

@@ -4,8 +4,10 @@
  * tier and then written to the cache in one transaction. Regional runs share the credential's one
  * budget, so several of them can run at once (in one process or many).
  */
+
 import type { VideoResource } from '../cache/types.js';
 import { InvalidArgumentError } from '../errors.js';
+import { spendTag } from '../guard/tags.js';
 import { type JobEnd, JobRun, jobCredential } from './run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
@@ -40,7 +42,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
   const categories = options.categories ?? ctx.config.categories[region] ?? [];
   const charts: Array<string | undefined> = categories.length ? [...categories] : [undefined];
   const run = new JobRun(ctx, `trending:${region}`, credential, options.signal);
-  const tag = `trending:${region}:${TRENDING_METHOD}`;
+  const tag = spendTag('trending', region, TRENDING_METHOD);
 
   return run.guarded(async (): Promise<JobEnd | undefined> => {
     const client = ctx.upstream.get(credential);

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { parseTag, siteOf, spendTag } from '../../src/guard/tags.js';
+import { getProfile } from '../../src/quota/profiles.js';
+
+const methods = getProfile('youtube-2026').methods;
+
+describe('spend tags', () => {
+  it('reads back the site, region and method a job writes', () => {
+    const trending = spendTag('trending', 'US', 'videos.list');
+    expect(trending).toBe('trending:US:videos.list');
+    expect(siteOf(trending)).toBe('trending');
+    expect(parseTag(trending, methods)).toEqual({ region: 'US', method: 'videos.list' });
+    const backfill = spendTag('backfill', 'videos.batchGetStats');
+    expect(siteOf(backfill)).toBe('backfill');
+    expect(parseTag(backfill, methods)).toEqual({ method: 'videos.batchGetStats' });
+  });
+
+  it('ignores what it does not recognise in a tag a person wrote', () => {
+    expect(siteOf('spend:cli')).toBe('spend');
+    expect(parseTag('nightly:us:videos.fly', methods)).toEqual({});
+    expect(siteOf('')).toBe('');
+  });
+});
