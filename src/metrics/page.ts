@@ -5,15 +5,18 @@
  *
  * - Per bucket, a chart of the units its window held over the window (the upstream day, or the last
  *   24 h of a sliding window): one point per recorded run (what the ledger held when it ended) and
- *   one for now, against the quota, the reserve (above quota − reserve) and an even pace from 0 at
- *   the window's start to what the scheduled tier may spend at its end.
+ *   one for now, against the quota, the reserve (above quota − reserve) and a pacing line: the
+ *   guard's line for the backfill where it paces it over the upstream day (with what the backfill
+ *   spent today), else an even pace from 0 at the window's start to quota − reserve at its end.
  * - Every region's last successful fetch (stale ones flagged), blocks, and the last runs.
  */
 import { DateTime } from 'luxon';
 import type { Config } from '../config/types.js';
+import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
 import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
 import type { RunHistory, RunSummary } from '../history/types.js';
+import { backfillMethod } from '../jobs/backfill.js';
 import type { Ledger } from '../ledger/types.js';
 import { startOfDay } from '../quota/time.js';
 
@@ -26,7 +29,12 @@ export interface StatusPageData {
   localZone?: string;
   /** Seconds between reloads (default 30). */
   refreshSeconds?: number;
+  /** The guard's backfill pacing line per `credential/bucket`, where the guard paces the backfill. */
+  pacing?: Record<string, PacingLine>;
 }
+
+/** The guard's pacing line of the backfill on a credential's bucket (Guard.pacingLine). */
+export type PacingSource = (credential: string, bucket: string) => Promise<PacingLine>;
 
 /** Runs read for the charts: a day of 8 regions every 5 minutes and a backfill fits. */
 const CHART_RUNS = 5_000;
@@ -37,11 +45,22 @@ export async function statusPageData(
   config: Config,
   ledger: Ledger,
   history: RunHistory | undefined,
-  options: { localZone?: string; refreshSeconds?: number } = {},
+  options: { localZone?: string; refreshSeconds?: number; pacing?: PacingSource } = {},
 ): Promise<StatusPageData> {
   const report = await quotaStatus(config, ledger);
   const now = Date.parse(report.at);
-  const data: StatusPageData = { report, runs: [], ...options };
+  const { pacing, ...rest } = options;
+  const data: StatusPageData = { report, runs: [], ...rest };
+  if (pacing) {
+    // The line is the backfill's: drawn on the bucket the backfill spends.
+    data.pacing = {};
+    for (const c of config.credentials) {
+      const bucket = c.methods[backfillMethod(c)]?.bucket;
+      if (bucket === undefined || !report.credentials.some((r) => r.id === c.id)) continue;
+      const line = await pacing(c.id, bucket).catch(() => undefined);
+      if (line && line.allowed !== null) data.pacing[`${c.id}/${bucket}`] = line;
+    }
+  }
   if (!history) return data;
   const since = Math.min(
     ...report.credentials.flatMap((c) => c.buckets.map((b) => windowOf(b, c.timeZone, now)[0])),
@@ -66,14 +85,35 @@ export function windowOf(b: BucketStatus, timeZone: string, nowMs: number): [num
 }
 
 /**
- * The pacing line: from 0 at the window's start to what the scheduled tier may spend at its end
- * (an even pace over the window).
+ * The pacing line: where the guard paces the backfill over the upstream day, its line (the units the
+ * backfill may have spent by each moment: linear, then lifted when the day's last scheduled run has
+ * started); elsewhere an even pace from 0 at the window's start to what the scheduled tier may spend
+ * at its end.
  */
-export function pacingLine(b: BucketStatus, start: number, end: number): Array<[number, number]> {
-  return [
-    [start, 0],
-    [end, b.ceilings.scheduled],
-  ];
+export function pacingLine(
+  b: BucketStatus,
+  start: number,
+  end: number,
+  guard?: PacingLine,
+): { kind: 'guard' | 'even'; points: Array<[number, number]> } {
+  if (!guard)
+    return {
+      kind: 'even',
+      points: [
+        [start, 0],
+        [end, b.ceilings.scheduled],
+      ],
+    };
+  const lift = Math.min(Math.max(guard.burstFrom, guard.dayStart), guard.dayEnd);
+  return {
+    kind: 'guard',
+    points: [
+      [guard.dayStart, 0],
+      [lift, pacingLineAt(guard, lift - 1)],
+      [lift, pacingLineAt(guard, lift)],
+      [guard.dayEnd, pacingLineAt(guard, guard.dayEnd)],
+    ],
+  };
 }
 
 export interface ChartPoint {
@@ -130,7 +170,14 @@ const W = 640;
 const H = 250;
 const PAD = { left: 52, right: 14, top: 14, bottom: 30 };
 
-function chart(b: BucketStatus, points: ChartPoint[], timeZone: string, start: number, end: number): string {
+function chart(
+  b: BucketStatus,
+  points: ChartPoint[],
+  timeZone: string,
+  start: number,
+  end: number,
+  guardLine?: PacingLine,
+): string {
   const top = Math.max(b.quota, ...points.map((p) => p.used)) * 1.06;
   const x = (t: number) => PAD.left + ((t - start) / Math.max(1, end - start)) * (W - PAD.left - PAD.right);
   const y = (u: number) => H - PAD.bottom - (u / top) * (H - PAD.top - PAD.bottom);
@@ -163,8 +210,19 @@ function chart(b: BucketStatus, points: ChartPoint[], timeZone: string, start: n
     `<line class="quota" x1="${PAD.left}" x2="${W - PAD.right}" y1="${f(y(b.quota))}" y2="${f(y(b.quota))}"/>`,
     `<line class="ceiling" x1="${PAD.left}" x2="${W - PAD.right}" y1="${f(y(ceiling))}" y2="${f(y(ceiling))}"/>`,
   );
-  const pace = pacingLine(b, start, end);
-  parts.push(`<polyline class="pace" points="${pace.map(([t, u]) => `${f(x(t))},${f(y(u))}`).join(' ')}"/>`);
+  const pace = pacingLine(b, start, end, guardLine);
+  // Drawn within the plot area only (the guard's line spans the upstream day, the chart the window).
+  const clip = `clip-${b.id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  parts.push(
+    `<clipPath id="${clip}"><rect x="${PAD.left}" y="0" width="${W - PAD.left - PAD.right}" height="${H}"/></clipPath>`,
+    `<polyline class="pace ${pace.kind}" clip-path="url(#${clip})" data-pace="${pace.kind}" points="${pace.points.map(([t, u]) => `${f(x(t))},${f(y(u))}`).join(' ')}"/>`,
+  );
+  if (guardLine) {
+    const [cx, cy] = [f(x(points[points.length - 1]!.at)), f(y(guardLine.spentToday))];
+    parts.push(
+      `<rect class="spent" x="${Number(cx) - 4}" y="${Number(cy) - 4}" width="8" height="8" transform="rotate(45 ${cx} ${cy})" data-backfill-today="${guardLine.spentToday}"><title>the backfill spent ${num(guardLine.spentToday)} units today</title></rect>`,
+    );
+  }
   const now = points[points.length - 1]!;
   parts.push(
     `<line class="now" x1="${f(x(now.at))}" x2="${f(x(now.at))}" y1="${PAD.top}" y2="${H - PAD.bottom}"/>`,
@@ -190,7 +248,7 @@ function chart(b: BucketStatus, points: ChartPoint[], timeZone: string, start: n
 const STYLE = `
 :root{color-scheme:light dark;--fg:#1d2433;--muted:#667085;--bg:#f6f7f9;--card:#fff;--line:#e4e7ec;
 --used:#2563eb;--area:rgba(37,99,235,.14);--quota:#d92d20;--ceiling:#f79009;--reserve:rgba(247,144,9,.12);
---pace:#98a2b3;--ok:#067647;--okbg:#ecfdf3;--bad:#b42318;--badbg:#fef3f2}
+--pace:#98a2b3;--backfill:#7a5af8;--ok:#067647;--okbg:#ecfdf3;--bad:#b42318;--badbg:#fef3f2}
 @media (prefers-color-scheme:dark){:root{--fg:#e4e7ec;--muted:#98a2b3;--bg:#0c111d;--card:#161b26;--line:#2a3140;
 --area:rgba(96,165,250,.18);--used:#60a5fa;--okbg:#053321;--ok:#75e0a7;--badbg:#55160c;--bad:#fda29b}}
 *{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
@@ -203,6 +261,7 @@ padding:12px 14px;margin:10px 0}.figs{display:flex;flex-wrap:wrap;gap:2px 16px;m
 .grid{stroke:var(--line);stroke-width:1}.tick{fill:var(--muted);font-size:11px}
 .quota{stroke:var(--quota);stroke-width:1.5;stroke-dasharray:6 4}.ceiling{stroke:var(--ceiling);stroke-width:1.5;stroke-dasharray:3 3}
 .reserve{fill:var(--reserve)}.pace{fill:none;stroke:var(--pace);stroke-width:1.5;stroke-dasharray:2 4}
+.pace.guard{stroke:var(--backfill);stroke-dasharray:6 3}.spent{fill:var(--backfill)}
 .now{stroke:var(--muted);stroke-width:1;stroke-dasharray:1 3}.area{fill:var(--area)}
 .used{fill:none;stroke:var(--used);stroke-width:2;stroke-linejoin:round}.pt{fill:var(--used)}.pt.now{stroke:var(--card);stroke-width:2}
 .legend{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12px;color:var(--muted);margin-top:4px}
@@ -244,6 +303,7 @@ export function renderStatusPage(d: StatusPageData): string {
     for (const b of c.buckets) {
       const [start, end] = windowOf(b, c.timeZone, now);
       const points = chartPoints(b, c.id, c.timeZone, d.runs, now);
+      const guardLine = d.pacing?.[`${c.id}/${b.id}`];
       const held = (t: 'scheduled' | 'backfill' | 'manual') =>
         `<b>${num(b.spendable[t])}</b>${b.spendableLimitedBy[t] ? ` <span class="muted">(${esc(b.spendableLimitedBy[t]!)})</span>` : ''}`;
       if (b.blockedUntil)
@@ -259,11 +319,13 @@ export function renderStatusPage(d: StatusPageData): string {
         `<h3>${esc(b.id)} <span class="muted">· ${window}</span>${b.blockedUntil ? ' <span class="badge bad">blocked</span>' : ''}</h3>`,
         `<div class="figs"><span>used <b>${num(b.used)}</b> of ${num(b.quota)}</span><span>reserve <b>${num(b.reserve)}</b></span>`,
         `<span>left: scheduled ${held('scheduled')}</span><span>backfill ${held('backfill')}</span><span>manual ${held('manual')}</span></div>`,
-        chart(b, points, c.timeZone, start, end),
+        chart(b, points, c.timeZone, start, end, guardLine),
         '<div class="legend"><span><i style="color:var(--used)"></i>used (a point per run)</span>',
         '<span><i style="color:var(--quota);border-top-style:dashed"></i>quota</span>',
         '<span><i style="color:var(--ceiling);border-top-style:dotted"></i>reserve starts (scheduled ceiling)</span>',
-        '<span><i style="color:var(--pace);border-top-style:dotted"></i>even pace</span></div>',
+        guardLine
+          ? '<span><i style="color:var(--backfill);border-top-style:dashed"></i>backfill pacing line (guard)</span><span><b style="color:var(--backfill)">◆</b> backfill spent today</span></div>'
+          : '<span><i style="color:var(--pace);border-top-style:dotted"></i>even pace</span></div>',
         '</section>',
       );
     }

@@ -119,7 +119,12 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         metrics,
         ledger,
         cache: jobs.cache,
-        page: async () => renderStatusPage(await statusPageData(config, ledger, history)),
+        page: async () =>
+          renderStatusPage(
+            await statusPageData(config, ledger, history, {
+              pacing: (credential, bucket) => guard.pacingLine(credential, bucket),
+            }),
+          ),
         ...opts.http,
       });
       logger.info(

@@ -93,6 +93,12 @@ describe('quota-guard serve', () => {
       3 * Object.keys(config.credential('default').buckets).length,
     );
     expect(page.body).toMatch(/data-region="DE" data-stale="true"/);
+    // The backfill's bucket is paced over the upstream day by the guard: its line is drawn there, with
+    // what the backfill spent today (nothing yet); the other buckets get an even pace.
+    expect(page.body).toMatch(
+      /data-bucket="videos\.batchGetStats"[^>]*>(?:(?!<\/svg>)[\s\S])*data-pace="guard"(?:(?!<\/svg>)[\s\S])*data-backfill-today="0"/,
+    );
+    expect(page.body).toMatch(/data-bucket="search\.list"[^>]*>(?:(?!<\/svg>)[\s\S])*data-pace="even"/);
     expect(page.body).toMatch(/data-region="US" data-stale="false"/);
 
     const f = await scrape(base);

@@ -56,12 +56,17 @@ export function register(program: Command): void {
         history = await openRunHistory(config.store);
         const h = history;
         const metrics = metricsMod.createMetrics({ config, ledger, history: h });
+        // Only for the backfill's pacing line: this guard never spends.
+        const guard = (await import('../../guard/guard.js')).createGuard({ config, ledger, logger });
         srv = await server.startMetricsServer({
           metrics,
           ledger,
           page: async () =>
             page.renderStatusPage(
-              await page.statusPageData(config, ledger, h, { refreshSeconds: opts.refresh }),
+              await page.statusPageData(config, ledger, h, {
+                refreshSeconds: opts.refresh,
+                pacing: (credential, bucket) => guard.pacingLine(credential, bucket),
+              }),
             ),
           ...http,
         });
