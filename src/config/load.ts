@@ -22,6 +22,7 @@ import {
 } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { absolutePath, configDir, DEFAULT_CACHE_FILE, DEFAULT_LEDGER_FILE, dataDir } from './paths.js';
+import { ISO_3166_1_ALPHA_2 } from './regions.js';
 import { type Amount, configSchema, type RawConfig, type RawCredential } from './schema.js';
 import { parseStoreUrl } from './store-url.js';
 import type {
@@ -222,6 +223,11 @@ function resolve(raw: RawConfig, env: Env, problems: Problems, source: string | 
   resolveBudgets(raw, credentials, problems);
 
   const regions = [...new Set(raw.regions.map((r) => r.toUpperCase()))];
+  raw.regions.forEach((r, i) => {
+    if (!ISO_3166_1_ALPHA_2.has(r.toUpperCase())) {
+      problems.add(`regions[${i}]`, `'${r}' is not an ISO 3166-1 region code`, 'QG_UNKNOWN_REGION');
+    }
+  });
   const categories: Record<string, string[]> = Object.fromEntries(regions.map((r) => [r, []]));
   for (const [key, list] of Object.entries(raw.categories)) {
     const region = key.toUpperCase();

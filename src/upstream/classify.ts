@@ -168,6 +168,10 @@ export function errorFromResponse(
     code = 'QG_UPSTREAM_NOT_FOUND';
   } else if (status >= 500) {
     code = 'QG_UPSTREAM_SERVER_ERROR';
+  } else if (status >= 400 && reasons.some((r) => /regioncode/i.test(r))) {
+    // A configured region the upstream has no chart for: that region's job stops, the others run.
+    code = 'QG_UPSTREAM_REGION_UNSUPPORTED';
+    reason = reasons.find((r) => /regioncode/i.test(r));
   } else if (status >= 400) {
     code = 'QG_UPSTREAM_BAD_REQUEST';
   } else {

@@ -85,9 +85,14 @@ describe('HTTP answers become typed errors with reached = yes', () => {
     }
   });
 
-  it('an invalid parameter → QG_UPSTREAM_BAD_REQUEST', async () => {
+  it('a region the upstream has no chart for → QG_UPSTREAM_REGION_UNSUPPORTED (78, not a bug)', async () => {
     const e = await upstreamError(client.videosListChart({ regionCode: 'ZZ' }));
-    expect(e).toMatchObject({ code: 'QG_UPSTREAM_BAD_REQUEST', status: 400, reason: 'invalidRegionCode' });
+    expect(e).toMatchObject({
+      code: 'QG_UPSTREAM_REGION_UNSUPPORTED',
+      status: 400,
+      reason: 'invalidRegionCode',
+      exitCode: 78,
+    });
   });
 
   it('backendError → QG_UPSTREAM_SERVER_ERROR', async () => {
