@@ -1,6 +1,7 @@
 /** Turning `videos` resources into rows. Missing fields stay `null` so an upsert keeps the old value. */
+
+import { parseIsoDuration } from '../config/duration.js';
 import { InvalidArgumentError } from '../errors.js';
-import { parseIsoDuration } from '../upstream/schemas.js';
 import type { VideoResource } from './types.js';
 
 /** Column values of a video; `null` means "not in this resource". */

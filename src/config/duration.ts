@@ -53,3 +53,20 @@ export function windowLabel(k: { window: 'sliding' | 'upstream-day'; windowMs: n
   if (Number.isInteger(m)) return `${m}m`;
   return `${k.windowMs / 1000}s`;
 }
+
+/** An ISO-8601 duration, as the upstream gives a video's length (`PT4M13S`). */
+export const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+
+/** Seconds in an ISO-8601 duration such as `PT1H2M3S` (weeks and days count 7 × 24 h and 24 h). */
+export function parseIsoDuration(duration: string): number {
+  const m = ISO_DURATION.exec(duration);
+  if (!m) return Number.NaN;
+  const [, w, d, h, min, s] = m;
+  return (
+    Number(w ?? 0) * 604_800 +
+    Number(d ?? 0) * 86_400 +
+    Number(h ?? 0) * 3_600 +
+    Number(min ?? 0) * 60 +
+    Number(s ?? 0)
+  );
+}

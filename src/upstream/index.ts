@@ -1,3 +1,4 @@
+export { parseIsoDuration } from '../config/duration.js';
 export { parseRetryAfter } from './classify.js';
 export {
   type ApiCall,

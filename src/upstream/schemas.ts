@@ -9,12 +9,12 @@
  * `QG_UPSTREAM_BAD_RESPONSE`.
  */
 import { z } from 'zod';
+import { ISO_DURATION } from '../config/duration.js';
 
 /** A 64-bit count as the API sends it: a decimal string. */
 const Count = z.string().regex(/^\d+$/, 'must be a decimal count');
 
 /** Weeks, days, hours, minutes and seconds, each optional and captured. */
-const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
 const Duration = z.string().regex(ISO_DURATION, 'must be an ISO-8601 duration');
 
 export const ThumbnailSchema = z.object({
@@ -272,17 +272,3 @@ export type SearchResultItem = z.infer<typeof SearchResultSchema>;
 export type SearchListResponse = z.infer<typeof SearchListResponseSchema>;
 export type GoogleErrorEnvelope = z.infer<typeof GoogleErrorEnvelopeSchema>;
 export type GoogleErrorDetail = z.infer<typeof GoogleErrorDetailSchema>;
-
-/** Seconds in an ISO-8601 duration such as `PT1H2M3S` (weeks and days count 7 × 24 h and 24 h). */
-export function parseIsoDuration(duration: string): number {
-  const m = ISO_DURATION.exec(duration);
-  if (!m) return Number.NaN;
-  const [, w, d, h, min, s] = m;
-  return (
-    Number(w ?? 0) * 604_800 +
-    Number(d ?? 0) * 86_400 +
-    Number(h ?? 0) * 3_600 +
-    Number(min ?? 0) * 60 +
-    Number(s ?? 0)
-  );
-}
