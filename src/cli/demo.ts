@@ -25,9 +25,9 @@ import { runTrending } from '../jobs/trending.js';
 import type { JobResult } from '../jobs/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startSimulator } from '../simulator/index.js';
-import { renderSearch } from './commands/search.js';
 import { cliLogger } from './context.js';
 import { formatNumber } from './format.js';
+import { renderSearch } from './search.js';
 import { renderStatus } from './status.js';
 
 /** The environment variable the demo's credential reads its key from (set only in the demo's own env). */

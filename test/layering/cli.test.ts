@@ -29,4 +29,14 @@ describe('the CLI loads only what a command uses', () => {
       expect(others, c).toEqual([]);
     }
   });
+
+  it('only main.ts loads the command modules: renderers and helpers live outside commands/', () => {
+    const sources = readdirSync(`${ROOT}/src`, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !f.startsWith('cli/commands/'))
+      .filter((f) => f !== 'cli/main.ts' && f !== 'cli/bin.ts');
+    for (const f of sources) {
+      const commands = [...loadedBy(`src/${f}`).files].filter((x) => x.startsWith('src/cli/commands/'));
+      expect(commands, f).toEqual([]);
+    }
+  });
 });

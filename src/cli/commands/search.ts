@@ -3,10 +3,9 @@
  * calls the upstream and never spends quota; the cache is filled by `fetch` and `backfill`.
  */
 import type { Command } from 'commander';
-import type { SearchResult } from '../../cache/types.js';
-import { formatNumber } from '../format.js';
 import { type ConfigOptions, configOption, positiveInt } from '../options.js';
 import { action } from '../run.js';
+import { renderSearch } from '../search.js';
 
 interface SearchCommandOptions extends ConfigOptions {
   region?: string;
@@ -73,20 +72,4 @@ export function register(program: Command): void {
       return 0;
     }),
   );
-}
-
-/** Numbered hits with channel, views, regions and the matching excerpt. */
-export function renderSearch(query: string, r: SearchResult, cachedVideos: number): string {
-  if (r.hits.length === 0) {
-    return cachedVideos === 0
-      ? `no results for ${JSON.stringify(query)}: the cache is empty (run \`quota-guard fetch\` first)\n`
-      : `no results for ${JSON.stringify(query)} among ${formatNumber(cachedVideos)} cached videos\n`;
-  }
-  const lines = r.hits.map((h, i) => {
-    const views = h.viewCount === null ? '' : `${formatNumber(h.viewCount)} views, `;
-    const regions = h.regions.length ? `trending in ${h.regions.join(' ')}` : 'not seen trending';
-    return `${i + 1}. ${h.title} — ${h.channelTitle} (${views}${regions})\n   ${h.snippet}`;
-  });
-  const more = r.hasMore ? ' (more with --limit)' : '';
-  return `${lines.join('\n')}\n${r.hits.length} hit${r.hits.length === 1 ? '' : 's'}${more}, ranked by ${r.ranking}, ${r.took.toFixed(1)} ms\n`;
 }
