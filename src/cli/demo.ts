@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import YAML from 'yaml';
 import type { SearchResult } from '../cache/types.js';
 import { loadConfig, parseConfig } from '../config/load.js';
-import type { CredentialConfig } from '../config/types.js';
+import type { Config, CredentialConfig } from '../config/types.js';
 import { ExitCode, StoreUnavailableError } from '../errors.js';
 import { createGuard } from '../guard/guard.js';
 import { quotaStatus, type StatusReport } from '../guard/status.js';
@@ -63,7 +63,7 @@ export interface DemoReport {
 export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const out = options.out ?? process.stdout;
   const say = (s: string) => out.write(`${s}\n`);
-  const { raw, regions, credentials } = demoBase(options.config);
+  const { raw, regions, credentials, profiles } = demoBase(options.config);
   const kept = options.dir !== undefined;
   const dir = kept ? resolve(options.dir as string) : mkdtempSync(join(tmpdir(), 'quota-guard-demo-'));
   try {
@@ -81,7 +81,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const sim = await startSimulator({
     port: 0,
     keys: credentials.map((c, i) => `${keyOf(i)}@${c.id}`),
-    profile: first.profile,
+    profile: profiles[first.profile] ?? first.profile,
     quota: first.buckets[first.defaultBucket]?.quota ?? 10_000,
     buckets: Object.fromEntries(
       Object.values(first.buckets)
@@ -219,11 +219,12 @@ function demoBase(file: string | undefined): {
   raw: Record<string, unknown>;
   regions: readonly string[];
   credentials: readonly CredentialConfig[];
+  profiles: Config['profiles'];
 } {
   const config = loadConfig(file !== undefined ? { file } : { env: {} });
   const raw =
     file !== undefined ? ((YAML.parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>) : {};
-  return { raw, regions: config.regions, credentials: config.credentials };
+  return { raw, regions: config.regions, credentials: config.credentials, profiles: config.profiles };
 }
 
 function rawCredentials(raw: Record<string, unknown>): Array<Record<string, unknown>> {

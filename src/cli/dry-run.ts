@@ -12,7 +12,11 @@ export async function dryRunCommand(
   jobs: readonly DryRunJob[],
   json: boolean,
 ): Promise<number> {
-  const report = await withContext({}, ({ ledger }) => dryRun(config, ledger, jobs), { config });
+  // Read only: a ledger that does not exist yet is reported (exit 66), not created.
+  const report = await withContext({}, ({ ledger }) => dryRun(config, ledger, jobs), {
+    config,
+    readOnly: true,
+  });
   process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : renderDryRun(report));
   return report.fits ? ExitCode.OK : ExitCode.TEMPFAIL;
 }

@@ -10,7 +10,7 @@ import { validateDetailed } from 'node-cron';
 import YAML from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ErrorCode } from '../errors.js';
-import { getProfile, type MethodSpec, type ProfileId } from '../quota/profiles.js';
+import { getProfile, type MethodSpec, PROFILES, type QuotaProfile, toProfile } from '../quota/profiles.js';
 import { isValidTimeZone } from '../quota/time.js';
 import {
   CONFIG_ENV,
@@ -214,7 +214,24 @@ function article(type: string): string {
 type Resolved = Omit<Config, 'credential' | 'region' | 'apiKey'>;
 
 function resolve(raw: RawConfig, env: Env, problems: Problems, source: string | undefined): Resolved {
-  const credentials = raw.credentials.map((c, i) => resolveCredential(c, i, problems));
+  const custom: Record<string, QuotaProfile> = {};
+  for (const [id, data] of Object.entries(raw.profiles)) {
+    if (Object.hasOwn(PROFILES, id))
+      problems.add(formatPath(['profiles', id]), `'${id}' is a built-in profile; give yours another id`);
+    else custom[id] = toProfile(id, data);
+  }
+  const profiles = { ...PROFILES, ...custom };
+  const credentials = raw.credentials.flatMap((c, i) => {
+    const profile = getProfile(c.profile, custom);
+    if (!profile) {
+      problems.add(
+        `credentials[${i}].profile`,
+        `unknown profile '${c.profile}' (built in: ${Object.keys(PROFILES).join(', ')}${Object.keys(custom).length ? `; in profiles: ${Object.keys(custom).join(', ')}` : ''})`,
+      );
+      return [];
+    }
+    return [resolveCredential(c, i, profile, problems)];
+  });
   const seen = new Set<string>();
   raw.credentials.forEach((c, i) => {
     if (seen.has(c.id)) problems.add(`credentials[${i}].id`, `duplicate credential '${c.id}'`);
@@ -271,6 +288,7 @@ function resolve(raw: RawConfig, env: Env, problems: Problems, source: string | 
     expected: resolveExpected(raw, credentials, problems),
     maxSleepMs: raw.maxSleep,
     storeDown: { ...raw.storeDown },
+    profiles,
   };
 }
 
@@ -278,9 +296,13 @@ function amountOf(a: Amount, quota: number): number {
   return 'units' in a ? a.units : Math.ceil((quota * a.percent) / 100);
 }
 
-function resolveCredential(c: RawCredential, i: number, problems: Problems): CredentialConfig {
+function resolveCredential(
+  c: RawCredential,
+  i: number,
+  profile: QuotaProfile,
+  problems: Problems,
+): CredentialConfig {
   const at = `credentials[${i}]`;
-  const profile = getProfile(c.profile as ProfileId);
   const timeZone = c.timeZone ?? profile.timeZone;
   if (!isValidTimeZone(timeZone)) problems.add(`${at}.timeZone`, `unknown time zone '${timeZone}'`);
 

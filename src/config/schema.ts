@@ -4,7 +4,7 @@
  * when the file is resolved (load.ts), so every problem comes back with its path.
  */
 import { z } from 'zod';
-import { PROFILE_IDS } from '../quota/profiles.js';
+import { profileSchema } from '../quota/profiles.js';
 import {
   DEFAULT_API_KEY_ENV,
   DEFAULT_BACKFILL_MIN_AGE_MS,
@@ -103,7 +103,8 @@ const credential = z.strictObject({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
     .default(DEFAULT_API_KEY_ENV),
-  profile: z.enum(PROFILE_IDS as [string, ...string[]]).default('youtube-2026'),
+  /** A built-in profile or one of `profiles`. */
+  profile: id.default('youtube-2026'),
   timeZone: z.string().optional(),
   /** Defaults for every bucket of the credential. */
   window: windowSpec.optional(),
@@ -162,6 +163,8 @@ const store = z.union([
 
 export const configSchema = z.strictObject({
   store: store.optional(),
+  /** Quota models of the config's own (the built-in ones are youtube-2026 and youtube-classic). */
+  profiles: z.record(id, profileSchema).default({}),
   /** Omitted: cache.db in the data directory (config/paths.ts). */
   cache: z.strictObject({ path: z.string().min(1).optional() }).prefault({}),
   upstream: z

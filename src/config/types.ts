@@ -4,7 +4,7 @@
  * and the CLI. It never holds an API key: keys are read from the environment on demand
  * (`config.apiKey(credentialId)`).
  */
-import type { MethodSpec, ProfileId } from '../quota/profiles.js';
+import type { MethodSpec, ProfileId, QuotaProfile } from '../quota/profiles.js';
 import type { StoreKind } from './store-url.js';
 
 export type { StoreKind };
@@ -151,6 +151,8 @@ export interface Config {
   /** The longest Retry-After a job sleeps through before it stops instead. */
   maxSleepMs: number;
   storeDown: StoreDownConfig;
+  /** Every profile a credential may use: the built-in ones and the config's own `profiles`. */
+  profiles: Readonly<Record<ProfileId, QuotaProfile>>;
   /** The credential's config; throws ConfigError (QG_UNKNOWN_CREDENTIAL) for an unknown id. */
   credential(id: string): CredentialConfig;
   /** The region's code (upper-cased); throws ConfigError (QG_UNKNOWN_REGION) when not configured. */

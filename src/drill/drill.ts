@@ -31,7 +31,7 @@ import type { JobResult } from '../jobs/types.js';
 import { openLedger } from '../ledger/index.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { HttpAddress } from '../metrics/server.js';
-import { getProfile, type ProfileId } from '../quota/profiles.js';
+import { getProfile, PROFILES, type ProfileId, profileData, type QuotaProfile } from '../quota/profiles.js';
 import { type Service, startService } from '../scheduler/service.js';
 import { type Simulator, startSimulator } from '../simulator/index.js';
 
@@ -51,8 +51,12 @@ export interface DrillOptions {
   store?: string;
   /** Key prefix on Redis (default: one of its own per drill). */
   keyPrefix?: string;
-  /** Quota model (default youtube-classic, where the backfill competes with trending for `units`). */
-  profile?: ProfileId;
+  /**
+   * Quota model: a built-in profile's id or a profile (e.g. one of a config's `profiles`; it must
+   * price videos.list and search.list). Default youtube-classic, where the backfill competes with
+   * trending for `units`.
+   */
+  profile?: ProfileId | QuotaProfile;
   /** Daily quota of `units` (and of `videos.batchGetStats` under youtube-2026); default 10,000. */
   quota?: number;
   /** Units someone else spends of the key at mid-day, behind the guard's back (default 20 % of the quota). */
@@ -138,6 +142,18 @@ export interface DrillReport {
   elapsedMs: number;
   /** The ledger and cache files, when kept (`keep`). */
   workDir?: string;
+}
+
+/** The profile a drill runs: a built-in one by id, or the caller's. */
+function drillProfile(p: ProfileId | QuotaProfile): QuotaProfile {
+  if (typeof p === 'object') return p;
+  const found = getProfile(p);
+  if (!found)
+    throw new InvalidArgumentError(
+      'profile',
+      `unknown profile '${p}' (built in: ${Object.keys(PROFILES).join(', ')}; a profile of a config's own: pass --config)`,
+    );
+  return found;
 }
 
 /** The largest period node-cron ticks evenly that fits 24 times in the day. */
@@ -265,7 +281,7 @@ function drillConfig(
 ): Setup {
   const hourSeconds = scaledHourSeconds(o.daySeconds);
   const scale = o.daySeconds / DAY_SECONDS;
-  const profile = getProfile(o.profile);
+  const profile = drillProfile(o.profile);
   const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
   const base = (budgets: unknown[]) =>
     parseConfig(
@@ -277,16 +293,18 @@ function drillConfig(
           {
             id: CREDENTIAL,
             apiKeyEnv: KEY_ENV,
-            profile: o.profile,
+            profile: profile.id,
             window: `${o.daySeconds}s`,
             buckets: {
-              units: { quota: o.quota },
+              [profile.defaultBucket]: { quota: o.quota },
               // Only the backfill spends its own bucket: it needs no headroom there.
               ...(ownStats ? { 'videos.batchGetStats': { quota: o.quota, backfillHeadroom: 0 } } : {}),
             },
           },
         ],
         budgets,
+        // A profile of the caller's own goes in as data, as a config file would define it.
+        profiles: Object.hasOwn(PROFILES, profile.id) ? {} : { [profile.id]: profileData(profile) },
         regions: [...o.regions],
         schedules: {
           trending: {
@@ -405,7 +423,8 @@ const fmt = (n: number) => new Intl.NumberFormat('en-US').format(n);
 export async function runDrill(options: DrillOptions = {}): Promise<DrillReport> {
   const started = Date.now();
   const daySeconds = options.daySeconds ?? 120;
-  const profileId = options.profile ?? 'youtube-classic';
+  const profile = drillProfile(options.profile ?? 'youtube-classic');
+  const profileId = profile.id;
   const quota = options.quota ?? 10_000;
   const behind = options.behind ?? Math.round(quota * 0.2);
   // The trending and manual load keep their share of the quota when it is scaled down.
@@ -419,7 +438,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     throw new InvalidArgumentError('quota', 'must be an integer >= 100');
   // Settings that ask for more calls than the machine can make fail the utilisation check after the
   // whole day: say so before it starts, with what to change.
-  const pace = drillPace({ daySeconds, profile: profileId, quota });
+  const pace = drillPace({ daySeconds, profile, quota });
   if (!pace.feasible) {
     const fixes = [
       ...(pace.maxQuota !== null ? [`--quota ${pace.maxQuota} or less`] : []),
@@ -442,11 +461,11 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   let ledger: Ledger | undefined;
   const timers: NodeJS.Timeout[] = [];
   try {
-    const ownStats = getProfile(profileId).buckets['videos.batchGetStats'] !== undefined;
+    const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
     // The backlog is seeded before the day starts (seeding a large cache takes seconds).
     const probe = drillConfig({
       daySeconds,
-      profile: profileId,
+      profile,
       quota,
       maxPages,
       store,
@@ -460,7 +479,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
 
     sim = await startSimulator({
       port: 0,
-      profile: profileId,
+      profile,
       quota,
       ...(ownStats ? { buckets: { 'videos.batchGetStats': quota } } : {}),
       dayLengthSec: daySeconds,
@@ -469,7 +488,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const t0 = sim.clock.now();
     const setup = drillConfig({
       daySeconds,
-      profile: profileId,
+      profile,
       quota,
       maxPages,
       store,
@@ -522,7 +541,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
         })().catch(() => undefined);
       }, dayMs / 3),
       setTimeout(() => {
-        simulator.spendBehind(PROJECT, 'units', behind);
+        simulator.spendBehind(PROJECT, profile.defaultBucket, behind);
         progress(
           `t=${((Date.now() - t0) / 1000).toFixed(1)}s: someone else spent ${fmt(behind)} units behind the guard`,
         );

@@ -581,9 +581,8 @@ export class Guard {
     const credential = this.config.credential(spent.credential);
     const now = this.#now();
     const until = this.#nextReset(credential.timeZone, now);
-    const named = error.quota
-      ? bucketOfUpstreamQuota(getProfile(credential.profile), error.quota)
-      : undefined;
+    const profile = getProfile(credential.profile, this.config.profiles);
+    const named = error.quota && profile ? bucketOfUpstreamQuota(profile, error.quota) : undefined;
     const bucket = named !== undefined && credential.buckets[named] !== undefined ? named : spent.bucket;
     const what = error.reason ?? 'quotaExceeded';
     const limit = error.quota?.limit ?? error.quota?.metric;

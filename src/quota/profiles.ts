@@ -2,6 +2,11 @@
  * Quota profiles: how the upstream meters each method. Shared by the simulator (which charges by
  * them), the config (which builds budgets from them) and `plan`.
  *
+ * A profile is data: buckets with their daily quotas, each method's bucket and cost, the time zone
+ * the upstream's day runs in, and the upstream's own names for its buckets. The built-in ones below
+ * are written in the form a config's `profiles:` section takes and validated by the same schema, so
+ * the next change of the upstream's model is a config edit, not a release.
+ *
  * youtube-2026 is the YouTube Data API v3 model in force since June 2026: quota belongs to the
  * Google Cloud project, resets at midnight America/Los_Angeles, and is granular — search.list and
  * videos.insert have their own buckets (100 calls a day), videos.batchGetStats its own 10,000
@@ -14,8 +19,16 @@
  * test/quota/profiles.test.ts lists every documented cost and bucket and checks these against it.
  */
 
-export type ProfileId = 'youtube-2026' | 'youtube-classic';
-export const PROFILE_IDS: readonly ProfileId[] = ['youtube-2026', 'youtube-classic'];
+import { z } from 'zod';
+import { BUILTIN_PROFILE_IDS } from './profile-ids.js';
+import { isValidTimeZone } from './time.js';
+
+export { BUILTIN_PROFILE_IDS };
+
+/** A profile's id: a built-in one or one defined in the config. */
+export type ProfileId = string;
+/** The built-in profiles' ids. */
+export const PROFILE_IDS: readonly string[] = BUILTIN_PROFILE_IDS;
 
 export interface BucketSpec {
   /** Units per day. */
@@ -53,6 +66,86 @@ export interface UpstreamQuotaNames {
   limit?: string;
   /** Further spellings that name the same bucket. */
   aliases?: readonly string[];
+}
+
+const name = z.string().min(1).max(100);
+const units = z.number().int().positive();
+
+/**
+ * A profile as data: a config's `profiles.<id>`, and the form the built-in profiles are written in
+ * (`BUILTIN_DATA`). Every bucket a method, the default or an upstream name refers to must exist.
+ */
+export const profileSchema = z
+  .strictObject({
+    description: z.string().max(500).default(''),
+    timeZone: z.string().refine(isValidTimeZone, 'must be a time zone such as America/Los_Angeles'),
+    defaultBucket: name,
+    buckets: z
+      .record(name, z.strictObject({ quota: units }))
+      .refine((b) => Object.keys(b).length > 0, 'must name at least one bucket'),
+    methods: z.record(name, z.strictObject({ bucket: name, cost: units })),
+    upstreamNames: z
+      .record(
+        name,
+        z.strictObject({
+          displayName: name,
+          metric: name.optional(),
+          limit: name.optional(),
+          aliases: z.array(name).optional(),
+        }),
+      )
+      .default({}),
+  })
+  .superRefine((p, ctx) => {
+    const known = Object.keys(p.buckets);
+    const check = (bucket: string, path: Array<string | number>) => {
+      if (!Object.hasOwn(p.buckets, bucket))
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `unknown bucket '${bucket}' (the profile's buckets: ${known.join(', ')})`,
+        });
+    };
+    check(p.defaultBucket, ['defaultBucket']);
+    for (const [m, spec] of Object.entries(p.methods)) check(spec.bucket, ['methods', m, 'bucket']);
+    for (const bucket of Object.keys(p.upstreamNames)) check(bucket, ['upstreamNames', bucket]);
+  });
+
+/** What `profiles.<id>` holds in a config file. */
+export type ProfileData = z.input<typeof profileSchema>;
+
+/** A profile from its validated data. */
+export function toProfile(id: ProfileId, data: z.output<typeof profileSchema>): QuotaProfile {
+  const upstreamNames: Record<string, UpstreamQuotaNames> = {};
+  for (const [bucket, n] of Object.entries(data.upstreamNames)) {
+    upstreamNames[bucket] = {
+      displayName: n.displayName,
+      ...(n.metric !== undefined ? { metric: n.metric } : {}),
+      ...(n.limit !== undefined ? { limit: n.limit } : {}),
+      ...(n.aliases !== undefined ? { aliases: n.aliases } : {}),
+    };
+  }
+  return {
+    id,
+    description: data.description,
+    timeZone: data.timeZone,
+    defaultBucket: data.defaultBucket,
+    buckets: data.buckets,
+    methods: data.methods,
+    upstreamNames,
+  };
+}
+
+/** A profile back as data (what `profiles.<id>` would hold to define it). */
+export function profileData(p: QuotaProfile): ProfileData {
+  return structuredClone({
+    description: p.description,
+    timeZone: p.timeZone,
+    defaultBucket: p.defaultBucket,
+    buckets: p.buckets,
+    methods: p.methods,
+    upstreamNames: p.upstreamNames as ProfileData['upstreamNames'],
+  });
 }
 
 /**
@@ -164,9 +257,9 @@ function shared(bucket: string): Record<string, MethodSpec> {
   return Object.fromEntries(Object.entries(SHARED_COSTS).map(([m, cost]) => [m, { bucket, cost }]));
 }
 
-export const PROFILES: Record<ProfileId, QuotaProfile> = {
+/** The built-in profiles, as data (the form of a config's `profiles:` section). */
+const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ProfileData> = {
   'youtube-2026': {
-    id: 'youtube-2026',
     description: 'YouTube Data API v3 since June 2026: granular buckets',
     timeZone: 'America/Los_Angeles',
     defaultBucket: 'units',
@@ -182,10 +275,9 @@ export const PROFILES: Record<ProfileId, QuotaProfile> = {
       'videos.insert': { bucket: 'videos.insert', cost: 1 },
       'videos.batchGetStats': { bucket: 'videos.batchGetStats', cost: 1 },
     },
-    upstreamNames: GRANULAR_NAMES,
+    upstreamNames: GRANULAR_NAMES as ProfileData['upstreamNames'],
   },
   'youtube-classic': {
-    id: 'youtube-classic',
     description: 'YouTube Data API v3 before June 2026: one 10,000-unit bucket',
     timeZone: 'America/Los_Angeles',
     defaultBucket: 'units',
@@ -197,12 +289,30 @@ export const PROFILES: Record<ProfileId, QuotaProfile> = {
       'search.list': { bucket: 'units', cost: 100 },
       'videos.insert': { bucket: 'units', cost: 100 },
     },
-    upstreamNames: { units: GRANULAR_NAMES['units'] as UpstreamQuotaNames },
+    upstreamNames: { units: GRANULAR_NAMES['units'] } as ProfileData['upstreamNames'],
   },
 };
 
-export function getProfile(id: ProfileId): QuotaProfile {
-  return PROFILES[id];
+/** The built-in profiles, validated by the schema a config's profiles go through. */
+export const PROFILES = Object.fromEntries(
+  Object.entries(BUILTIN_DATA).map(([id, data]) => [id, toProfile(id, profileSchema.parse(data))]),
+) as Readonly<Record<(typeof BUILTIN_PROFILE_IDS)[number], QuotaProfile>>;
+
+/** The data of a built-in profile (to start a profile of one's own from). */
+export function builtinProfileData(id: (typeof BUILTIN_PROFILE_IDS)[number]): ProfileData {
+  return structuredClone(BUILTIN_DATA[id]);
+}
+
+/**
+ * A profile by id: one of `custom` (a config's profiles), else a built-in one; undefined when
+ * neither has it.
+ */
+export function getProfile(
+  id: ProfileId,
+  custom: Readonly<Record<string, QuotaProfile>> = {},
+): QuotaProfile | undefined {
+  if (Object.hasOwn(custom, id)) return custom[id];
+  return Object.hasOwn(PROFILES, id) ? PROFILES[id as keyof typeof PROFILES] : undefined;
 }
 
 /**

@@ -40,8 +40,8 @@ export interface SimulatorOptions {
    * key is accepted, all on the project `default`.
    */
   keys?: readonly string[];
-  /** Quota model (default youtube-2026). */
-  profile?: ProfileId;
+  /** Quota model: a built-in profile's id or a profile (e.g. a config's own; default youtube-2026). */
+  profile?: ProfileId | QuotaProfile;
   /**
    * Answer errors as the API did before the granular quota: a bad key is 400 `keyInvalid` without
    * details, every used-up bucket 403 `quotaExceeded`. Default: on for youtube-classic, off for
@@ -144,7 +144,15 @@ const OptionsSchema = z.object({
   port: z.number().int().min(0).max(65_535).optional(),
   host: z.string().min(1).optional(),
   keys: z.array(z.string()).optional(),
-  profile: z.enum(PROFILE_IDS as [ProfileId, ...ProfileId[]]).optional(),
+  profile: z
+    .union([
+      z.enum(PROFILE_IDS as [ProfileId, ...ProfileId[]]),
+      z.custom<QuotaProfile>(
+        (v) => typeof v === 'object' && v !== null && 'buckets' in v && 'methods' in v,
+        'must be a profile',
+      ),
+    ])
+    .optional(),
   legacyErrors: z.boolean().optional(),
   quota: z.number().int().min(0).optional(),
   buckets: z.record(z.string(), z.number().int().min(0)).optional(),
@@ -211,7 +219,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const seed = String(o.seed ?? 'quota-guard');
   // Validates the fault options (as `faults.<field>`) before anything costly is built.
   const faults = new Faults(hash32(seed, 'faults'), options.faults ?? {});
-  const profile = getProfile(o.profile ?? 'youtube-2026');
+  const profile =
+    typeof o.profile === 'object' ? o.profile : (getProfile(o.profile ?? 'youtube-2026') as QuotaProfile);
   const legacyErrors = o.legacyErrors ?? profile.id === 'youtube-classic';
   /** A project's number, as the API names the consumer in its quota answers (stable per name). */
   const projectNumber = (project: string) => String(100_000_000_000 + hash32(seed, 'project', project));

@@ -93,6 +93,10 @@ describe('backfill --dry-run', () => {
         'backfill: { minAge: 0 }\n',
     );
     seed(cache, 120);
+    // A dry run reads an existing ledger (and creates none): spend on another bucket first.
+    expect(
+      (await cli('spend', 'default', '--cost', '1', '--bucket', 'search.list', '--config', cfg)).code,
+    ).toBe(0);
     const before = await used(cfg);
     const out = await cli('backfill', '--dry-run', '--config', cfg);
     expect(out.code).toBe(75);
@@ -107,5 +111,16 @@ describe('backfill --dry-run', () => {
     expect(capped.stdout).toContain('120 videos due, 2 batches of up to 50 (--max-units 2)');
     expect(capped.stdout).toMatch(/at most 2 units; 2 may be spent now \(budget backfill-hourly\): fits/);
     expect(await used(cfg)).toEqual(before);
+  });
+});
+
+describe('a dry run before anything has run', () => {
+  it('creates no ledger: exit 66 naming where it looked', async () => {
+    const { cfg } = setup();
+    const out = await cli('fetch', '--dry-run', '--config', cfg);
+    expect(out.code).toBe(66);
+    expect(out.stderr).toMatch(/\(QG_STORE_NOT_FOUND\)/);
+    // Had the first dry run created the ledger, status would find it.
+    expect((await cli('status', '--config', cfg)).code).toBe(66);
   });
 });

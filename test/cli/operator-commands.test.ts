@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openCache } from '../../src/cache/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/guard.js';
 import { openLedger } from '../../src/ledger/index.js';
@@ -119,6 +120,7 @@ describe('unblock', () => {
 describe('search with a word to exclude', () => {
   it('`search music -live` says to put the query after --, and that works', async () => {
     const cfg = configFile(`cache: { path: ${dir}/exclude-cache.db }\n`);
+    openCache(`${dir}/exclude-cache.db`).close();
     const wrong = await cli('search', 'music', '-live', '--config', cfg);
     expect(wrong.code).toBe(64);
     expectOneLine(

@@ -7,7 +7,7 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { type DrillReport, runDrill } from '../../src/drill/index.js';
-import { cli } from '../cli/helpers.js';
+import { cli, configFile } from '../cli/helpers.js';
 
 const QUOTA = 1_000;
 
@@ -67,5 +67,39 @@ describe('drill on a short day', () => {
     });
     expect(report.store).toBe('redis');
     expectPassed(report, QUOTA);
+  }, 120_000);
+
+  it('passes on a profile defined in a config file (--profile with --config)', async () => {
+    const file = configFile(
+      [
+        'profiles:',
+        '  metered-pages:',
+        '    timeZone: UTC',
+        '    defaultBucket: units',
+        '    buckets: { units: { quota: 10000 }, search: { quota: 100 } }',
+        '    methods:',
+        '      videos.list: { bucket: units, cost: 2 }',
+        '      search.list: { bucket: search, cost: 1 }',
+        '',
+      ].join('\n'),
+    );
+    const r = await cli(
+      'drill',
+      '--json',
+      '--day-seconds',
+      '24',
+      '--quota',
+      String(QUOTA),
+      '--profile',
+      'metered-pages',
+      '--config',
+      file,
+    );
+    const report = JSON.parse(r.stdout) as DrillReport;
+    expect(report).toMatchObject({ profile: 'metered-pages', backfillBucket: 'units' });
+    expectPassed(report, QUOTA);
+    // Every page and batch cost 2 units: the simulator charged by the profile, the ledger agreed.
+    expect(report.trendingUnits % 2).toBe(0);
+    expect(r.code).toBe(0);
   }, 120_000);
 });

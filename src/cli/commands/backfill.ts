@@ -50,7 +50,7 @@ export function register(program: Command): void {
             import('../../cache/index.js'),
             import('../../jobs/backfill.js'),
           ]);
-        const cache = openCache(config.cache.path);
+        const cache = openCache(config.cache.path, { create: false });
         let due: number;
         try {
           due = backfillDue(cache, credential, config.backfill.minAgeMs);

@@ -3,10 +3,10 @@
  * compressed quota day against the simulator with the real scheduler, guard, ledger and cache, print
  * the figures and check them. Exit 0 when every check passes, 70 when one fails.
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import type { DrillReport } from '../../drill/drill.js';
 import { ExitCode } from '../../errors.js';
-import { PROFILE_IDS, type ProfileId } from '../../quota/profiles.js';
+import { BUILTIN_PROFILE_IDS } from '../../quota/profile-ids.js';
 import { formatNumber, table } from '../format.js';
 import { action } from '../run.js';
 
@@ -14,7 +14,8 @@ interface DrillCommandOptions {
   json?: boolean;
   daySeconds: number;
   store?: string;
-  profile: ProfileId;
+  profile: string;
+  config?: string;
   quota: number;
   keep?: boolean;
 }
@@ -39,18 +40,28 @@ export function register(program: Command): void {
       '--store <url>',
       'the ledger: sqlite:<path>, redis://host:port or redis-cluster://… (default: a temporary SQLite file)',
     )
-    .addOption(
-      new Option('--profile <id>', 'quota model').choices(PROFILE_IDS as string[]).default('youtube-classic'),
+    .option(
+      '--profile <id>',
+      `quota model: ${BUILTIN_PROFILE_IDS.join(', ')}, or one defined under profiles in --config (it must price videos.list and search.list)`,
+      'youtube-classic',
+    )
+    .option(
+      '-c, --config <file>',
+      'a config file whose profiles --profile may name (nothing else in it is used)',
     )
     .option('--quota <n>', 'daily quota of the metered bucket', integer(100), 10_000)
     .option('--keep', 'keep the temporary ledger and cache files')
     .action(
       action(async (opts: DrillCommandOptions) => {
-        const { runDrill } = await import('../../drill/drill.js');
+        const [{ runDrill }, { profileFor }] = await Promise.all([
+          import('../../drill/drill.js'),
+          import('../profile.js'),
+        ]);
+        const profile = await profileFor(opts.profile, opts.config);
         const progress = opts.json ? undefined : (line: string) => process.stderr.write(`drill: ${line}\n`);
         const report = await runDrill({
           daySeconds: opts.daySeconds,
-          profile: opts.profile,
+          profile,
           quota: opts.quota,
           ...(opts.store !== undefined ? { store: opts.store } : {}),
           ...(opts.keep ? { keep: true } : {}),

@@ -4,9 +4,9 @@
  * loopback until SIGINT/SIGTERM. Prints its base URL (what `upstream.baseUrl` in the config should
  * be) and its control URL.
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { ExitCode } from '../../errors.js';
-import { PROFILE_IDS, type ProfileId } from '../../quota/profiles.js';
+import { BUILTIN_PROFILE_IDS } from '../../quota/profile-ids.js';
 import type { SimulatorOptions } from '../../simulator/index.js';
 import { action } from '../run.js';
 
@@ -14,7 +14,8 @@ interface SimulateOptions {
   port: number;
   host: string;
   key: string[];
-  profile: ProfileId;
+  profile: string;
+  config?: string;
   legacyErrors?: boolean;
   quota?: number;
   bucket: Array<[string, number]>;
@@ -83,7 +84,15 @@ export function register(program: Command): void {
     .option('--port <port>', 'port to listen on (0: any free port)', nonNegativeInt, 8089)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--key <key>', 'accepted API key, K or K@project (repeatable; default: any key)', collect, [])
-    .addOption(new Option('--profile <profile>', 'quota model').choices(PROFILE_IDS).default('youtube-2026'))
+    .option(
+      '--profile <profile>',
+      `quota model: ${BUILTIN_PROFILE_IDS.join(', ')}, or one defined under profiles in --config`,
+      'youtube-2026',
+    )
+    .option(
+      '-c, --config <file>',
+      'a config file whose profiles --profile may name (nothing else in it is used)',
+    )
     .option(
       '--legacy-errors',
       'errors as before the granular quota: keyInvalid, 403 quotaExceeded for every bucket (default with youtube-classic)',
@@ -113,15 +122,17 @@ export function register(program: Command): void {
     .option('--log', 'print one JSON line per request served')
     .action(
       action(async (opts: SimulateOptions) => {
-        const [{ default: pino }, { startSimulator }] = await Promise.all([
+        const [{ default: pino }, { startSimulator }, { profileFor }] = await Promise.all([
           import('pino'),
           import('../../simulator/index.js'),
+          import('../profile.js'),
         ]);
+        const profile = await profileFor(opts.profile, opts.config);
         const logger = opts.log ? pino({ base: null }) : undefined;
         const options: SimulatorOptions = {
           port: opts.port,
           host: opts.host,
-          profile: opts.profile,
+          profile,
           ...(opts.legacyErrors ? { legacyErrors: true } : {}),
           ...(opts.key.length ? { keys: opts.key } : {}),
           ...(opts.quota !== undefined ? { quota: opts.quota } : {}),

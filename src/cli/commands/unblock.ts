@@ -26,7 +26,7 @@ export function register(program: Command): void {
         import('../context.js'),
         import('../format.js'),
       ]);
-      return withContext(opts, async ({ guard, ledger }) => {
+      return withContext(opts, async ({ guard }) => {
         const lifted = await guard.unblock(credential, bucket, 'cli');
         const at = lifted.blockedUntil;
         if (opts.json) {
