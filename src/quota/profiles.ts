@@ -307,6 +307,11 @@ export function builtinProfileData(id: (typeof BUILTIN_PROFILE_IDS)[number]): Pr
  * A profile by id: one of `custom` (a config's profiles), else a built-in one; undefined when
  * neither has it.
  */
+export function getProfile(id: (typeof BUILTIN_PROFILE_IDS)[number]): QuotaProfile;
+export function getProfile(
+  id: ProfileId,
+  custom?: Readonly<Record<string, QuotaProfile>>,
+): QuotaProfile | undefined;
 export function getProfile(
   id: ProfileId,
   custom: Readonly<Record<string, QuotaProfile>> = {},
