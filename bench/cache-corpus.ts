@@ -3,9 +3,85 @@
  * distribution (s = 1) over a vocabulary of pronounceable made-up words, a few with diacritics.
  * Titles have 8 words, descriptions 60, tags 6 (in 4 tags), channel names 2. Video i is the same
  * for a given seed whatever else is generated, so corpora of different sizes share a prefix.
+ *
+ * With `otherScripts` (a share, e.g. 0.2), that share of the videos is written in one of ten other
+ * scripts instead, with real words taken from the simulator's word lists (Zipf over each
+ * language's words): titles of 6 words, some with a Latin word or two as real charts mix them,
+ * descriptions of 10 and 20 Latin words (credits, links), 4 tags, channel names of 2. Japanese, Chinese and Thai run words together
+ * without spaces (groups of one to three words), as their titles do. `scriptWords(i)` says which
+ * words video i was made of, so a benchmark can check that each of them finds it.
  */
 import type { VideoResource } from '../src/cache/types.js';
+import { type Lang, LEXICON } from '../src/simulator/lexicon.js';
 import { rng } from '../src/simulator/rng.js';
+
+/** The other scripts' languages, and the script each is written in. */
+export const SCRIPT_LANGS: ReadonlyArray<readonly [Lang, string]> = [
+  ['hi', 'Devanagari'],
+  ['ta', 'Tamil'],
+  ['bn', 'Bengali'],
+  ['ja', 'Japanese'],
+  ['zh', 'Chinese'],
+  ['ko', 'Hangul'],
+  ['th', 'Thai'],
+  ['ru', 'Cyrillic'],
+  ['ar', 'Arabic'],
+  ['he', 'Hebrew'],
+];
+const UNSPACED = new Set<Lang>(['ja', 'zh', 'th']);
+const SCRIPT_OF: Partial<Record<Lang, RegExp>> = {
+  hi: /\p{Script=Devanagari}/u,
+  ta: /\p{Script=Tamil}/u,
+  bn: /\p{Script=Bengali}/u,
+  ja: /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u,
+  zh: /\p{Script=Han}/u,
+  ko: /\p{Script=Hangul}/u,
+  th: /\p{Script=Thai}/u,
+  ru: /\p{Script=Cyrillic}/u,
+  ar: /\p{Script=Arabic}/u,
+  he: /\p{Script=Hebrew}/u,
+};
+
+/** A language's words from the simulator's lists: every piece of text between spaces and punctuation. */
+function languageWords(lang: Lang): string[] {
+  const lex = LEXICON[lang];
+  const texts: string[] = [
+    ...lex.artists,
+    ...lex.songs,
+    ...lex.movies,
+    ...lex.foods,
+    ...lex.cities,
+    ...lex.teams,
+    ...lex.skills,
+    ...lex.topics,
+    ...lex.gadgets,
+    ...Object.values(lex.titles).flat(),
+    ...Object.values(lex.tags).flat(),
+    ...Object.values(lex.channels).flat(),
+  ];
+  const script = SCRIPT_OF[lang]!;
+  const words = new Set<string>();
+  for (const t of texts) {
+    for (const w of t.replace(/\{\w+\}/g, ' ').split(/[\s\p{P}\p{S}]+/u)) {
+      if (w.length > 0 && script.test(w) && !/\d/.test(w)) words.add(w);
+    }
+  }
+  return [...words];
+}
+
+interface ScriptVocab {
+  lang: Lang;
+  words: string[];
+  cdf: Float64Array;
+}
+
+/** Which words a video in another script was made of. */
+export interface ScriptWords {
+  lang: Lang;
+  script: string;
+  title: string[];
+  tags: string[];
+}
 
 const CONSONANTS = 'bcdfghjklmnprstvwz';
 const VOWELS = 'aeiou';
@@ -15,6 +91,8 @@ export interface CorpusOptions {
   vocabulary?: number;
   channels?: number;
   seed?: number;
+  /** Share of videos in other scripts (0 to 1). Default 0. */
+  otherScripts?: number;
 }
 
 export class Corpus {
@@ -24,10 +102,31 @@ export class Corpus {
   private readonly guide: Int32Array;
   private readonly cdf: Float64Array;
   private readonly seed: number;
+  private readonly otherScripts: number;
+  /** Share of videos in other scripts. */
+  get scriptShare(): number {
+    return this.otherScripts;
+  }
+  private readonly scriptVocab: ScriptVocab[];
 
   constructor(opts: CorpusOptions = {}) {
     const vocabulary = opts.vocabulary ?? 50_000;
     this.seed = opts.seed ?? 42;
+    this.otherScripts = opts.otherScripts ?? 0;
+    this.scriptVocab = SCRIPT_LANGS.map(([lang]) => {
+      const words = languageWords(lang);
+      // Shuffle deterministically, so list order does not decide which words are common.
+      const r = rng(this.seed ^ 0xc0ffee);
+      for (let k = words.length - 1; k > 0; k--) {
+        const j = r.int(0, k);
+        [words[k], words[j]] = [words[j]!, words[k]!];
+      }
+      const cdf = new Float64Array(words.length);
+      let sum = 0;
+      for (let k = 0; k < words.length; k++) cdf[k] = sum += 1 / (k + 1);
+      for (let k = 0; k < words.length; k++) cdf[k]! /= sum;
+      return { lang, words, cdf };
+    });
     const rand = rng(this.seed).next;
     // Shorter words first, so common words are short as in real text.
     const seen = new Set<string>();
@@ -92,7 +191,96 @@ export class Corpus {
     return out.join(' ');
   }
 
+  /** The language of video i when it is in another script, else undefined (a mixed hash of i). */
+  private scriptIndex(i: number): number | undefined {
+    if (this.otherScripts <= 0) return undefined;
+    const h = Math.imul(i ^ (i >>> 16), 0x45d9f3b) >>> 0;
+    const u = (Math.imul(h ^ (h >>> 16), 0x45d9f3b) >>> 0) / 2 ** 32;
+    return u < this.otherScripts ? Math.floor((u / this.otherScripts) * SCRIPT_LANGS.length) : undefined;
+  }
+
+  private scriptWord(v: ScriptVocab, rand: () => number): string {
+    const u = rand();
+    let lo = 0;
+    let hi = v.cdf.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (v.cdf[mid]! < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return v.words[lo]!;
+  }
+
+  /** `n` words of the language, as its text is written: unspaced scripts in groups of 1–3 words. */
+  private scriptText(v: ScriptVocab, rand: () => number, n: number, used: string[]): string {
+    let out = '';
+    let inGroup = 0;
+    let groupSize = 1;
+    for (let k = 0; k < n; k++) {
+      const w = this.scriptWord(v, rand);
+      used.push(w);
+      if (k > 0) {
+        if (!UNSPACED.has(v.lang)) out += ' ';
+        else if (inGroup >= groupSize) {
+          out += rand() < 0.7 ? ' ' : '、';
+          inGroup = 0;
+        }
+      }
+      if (inGroup === 0) groupSize = 1 + Math.floor(rand() * 3);
+      out += w;
+      inGroup++;
+    }
+    return out;
+  }
+
+  /** The words video i in another script was made of (undefined for the Latin ones). */
+  scriptWords(i: number): ScriptWords | undefined {
+    const k = this.scriptIndex(i);
+    if (k === undefined) return undefined;
+    const made = this.scriptVideo(i, k);
+    return { lang: made.lang, script: SCRIPT_LANGS[k]![1], title: made.title, tags: made.tags };
+  }
+
+  private scriptVideo(
+    i: number,
+    k: number,
+  ): { lang: Lang; video: VideoResource; title: string[]; tags: string[] } {
+    const v = this.scriptVocab[k]!;
+    const rand = rng((this.seed * 1_000_003 + i) >>> 0).next;
+    const channel = Math.floor(rand() * 2000);
+    const crand = rng((this.seed ^ 0x5eed) + channel * 7 + k).next;
+    const channelTitle = this.scriptText(v, crand, 2, []);
+    const title: string[] = [];
+    let titleText = this.scriptText(v, rand, 6, title);
+    if (rand() < 0.3) titleText = `${cap(this.word(rand))} ${titleText} ${this.word(rand)}`;
+    const tags: string[] = [];
+    const tagList = [0, 1, 2, 3].map(() => this.scriptText(v, rand, 1, tags));
+    const video: VideoResource = {
+      id: videoId(this.seed, i),
+      snippet: {
+        publishedAt: new Date(1_600_000_000_000 + Math.floor(rand() * 150_000_000_000)).toISOString(),
+        channelId: `UC${k}${channel.toString(36).padStart(21, '0')}`,
+        channelTitle,
+        title: titleText,
+        // Descriptions mix in Latin words (credits, links, hashtags), as real ones do.
+        description: `${this.scriptText(v, rand, 10, [])} ${this.text(rand, 20)}`,
+        tags: tagList,
+        categoryId: String(1 + Math.floor(rand() * 30)),
+        defaultLanguage: v.lang,
+      },
+      contentDetails: { duration: `PT${Math.floor(rand() * 60)}M${Math.floor(rand() * 60)}S` },
+      statistics: {
+        viewCount: String(Math.floor(Math.exp(rand() * 16))),
+        likeCount: String(Math.floor(Math.exp(rand() * 11))),
+        commentCount: String(Math.floor(Math.exp(rand() * 8))),
+      },
+    };
+    return { lang: v.lang, video, title, tags };
+  }
+
   video(i: number): VideoResource {
+    const k = this.scriptIndex(i);
+    if (k !== undefined) return this.scriptVideo(i, k).video;
     const rand = rng((this.seed * 1_000_003 + i) >>> 0).next;
     const channel = Math.floor(rand() * this.channelNames.length);
     const tagWords = this.text(rand, 6).split(' ');

@@ -35,6 +35,7 @@ export class Writer {
   private readonly findVideo: Statement<[string], ExistingRow>;
   private readonly insertVideo: Statement<unknown[]>;
   private readonly updateVideo: Statement<unknown[]>;
+  private readonly addRegion: Statement<[{ region: string; vid: number }]>;
   private readonly insertSnapshot: Statement<unknown[]>;
   private readonly touchChart: Statement<unknown[]>;
   private readonly getMark: Statement<[], number>;
@@ -61,8 +62,15 @@ export class Writer {
     this.findVideo = db.prepare(`SELECT vid, ${TEXT_COLS} FROM videos WHERE id = ?`);
     const valueMarks = VIDEO_COLUMNS.map(() => '?').join(', ');
     this.insertVideo = db.prepare(
-      `INSERT INTO videos (id, ${VIDEO_COLUMNS.join(', ')}, first_seen, last_refreshed)
-       VALUES (?, ${valueMarks}, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO videos (id, ${VIDEO_COLUMNS.join(', ')}, first_seen, last_refreshed, regions)
+       VALUES (?, ${valueMarks}, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    );
+    // A video's regions (comma-separated, in the order first seen), kept on its row so a search
+    // hit does not read the snapshots index; only a region not listed yet writes.
+    this.addRegion = db.prepare(
+      `UPDATE videos SET regions = CASE WHEN regions IS NULL OR regions = '' THEN @region
+         ELSE regions || ',' || @region END
+       WHERE vid = @vid AND (regions IS NULL OR instr(',' || regions || ',', ',' || @region || ',') = 0)`,
     );
     this.updateVideo = db.prepare(
       `UPDATE videos SET ${VIDEO_COLUMNS.map((c) => `${c} = coalesce(?, ${c})`).join(', ')},
@@ -103,7 +111,7 @@ export class Writer {
       const category = page.category ?? '';
       const fetchedAt = Math.floor(page.fetchedAt);
       page.videos.forEach((v, i) => {
-        const vid = this.upsertOne(toRow(v, `page.videos[${i}]`), fetchedAt, now, result);
+        const vid = this.upsertOne(toRow(v, `page.videos[${i}]`), fetchedAt, now, result, region);
         this.insertSnapshot.run(region, category, fetchedAt, page.rankOffset + i, vid);
       });
       if (page.videos.length > 0) this.touchChart.run(region, category, fetchedAt, fetchedAt);
@@ -113,7 +121,7 @@ export class Writer {
     this.upsertTx = db.transaction((videos: readonly VideoResource[], now: number) => {
       const result: IngestResult = { inserted: 0, updated: 0 };
       videos.forEach((v, i) => {
-        this.upsertOne(toRow(v, `videos[${i}]`), now, now, result);
+        this.upsertOne(toRow(v, `videos[${i}]`), now, now, result, null);
         if ((i + 1) % this.indexBatch === 0) this.indexIfBatchFull();
       });
       this.indexIfBatchFull();
@@ -165,15 +173,22 @@ export class Writer {
     return waiting;
   }
 
-  private upsertOne(row: VideoRow, seenAt: number, now: number, result: IngestResult): number {
+  private upsertOne(
+    row: VideoRow,
+    seenAt: number,
+    now: number,
+    result: IngestResult,
+    region: string | null,
+  ): number {
     // New videos are the common case of a trending page: try the insert first (one index probe).
     const values = rowValues(row);
-    const inserted = this.insertVideo.run(row.id, ...values, seenAt, now);
+    const inserted = this.insertVideo.run(row.id, ...values, seenAt, now, region);
     if (inserted.changes > 0) {
       result.inserted++;
       return Number(inserted.lastInsertRowid);
     }
     const old = this.findVideo.get(row.id)!;
+    if (region !== null) this.addRegion.run({ region, vid: old.vid });
     const next = [
       row.title ?? old.title,
       row.tags ?? old.tags,

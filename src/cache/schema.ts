@@ -119,6 +119,13 @@ const MIGRATIONS: readonly string[] = [
   UPDATE meta SET value = 0 WHERE key = 'indexed_upto';
   INSERT INTO meta (key, value) VALUES ('tokenizer', '${TOKENIZER_VERSION}');
   `,
+  // 3: a video's regions on its row (comma-separated), so a search hit reads one row, not also
+  // the snapshots index (a random page each on a large cache).
+  `
+  ALTER TABLE videos ADD COLUMN regions TEXT;
+  UPDATE videos SET regions = (SELECT group_concat(region, ',') FROM
+    (SELECT DISTINCT region FROM snapshots s WHERE s.vid = videos.vid ORDER BY region));
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

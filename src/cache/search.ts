@@ -28,6 +28,19 @@ interface Scored {
   score: number;
 }
 
+interface HitRow {
+  vid: number;
+  id: string;
+  title: string | null;
+  channel_id: string | null;
+  channel_title: string | null;
+  description: string | null;
+  tags: string | null;
+  view_count: number | null;
+  published_at: number | null;
+  regions: string | null;
+}
+
 interface Filters {
   region: string | null;
   since: number | null;
@@ -70,6 +83,8 @@ export class Searcher {
   private readonly counts = new Map<string, number>();
   private readonly prefixes = new Map<string, PrefixInfo>();
   private countsKey = '';
+  /** Videos in the hot index (read once per index generation). */
+  private hotVideos: number | undefined;
 
   constructor(
     private readonly db: Database,
@@ -104,6 +119,7 @@ export class Searcher {
       for (const [k, v] of this.counts) if (v <= this.opts.commonTermDocs) this.counts.delete(k);
       if (this.counts.size > 50_000) this.counts.clear();
       this.prefixes.clear();
+      this.hotVideos = undefined;
       this.countsKey = key;
     }
     let docs = Number.POSITIVE_INFINITY;
@@ -115,14 +131,39 @@ export class Searcher {
       const fts = `"${tok}"`;
       let c = this.counts.get(fts);
       if (c === undefined) {
-        c = this.stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
-          .pluck()
-          .get(fts, this.opts.commonTermDocs + 1) as number;
+        c =
+          this.estimateFromHot(tok) ??
+          (this.stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
+            .pluck()
+            .get(fts, this.opts.commonTermDocs + 1) as number);
         this.counts.set(fts, c);
       }
       docs = Math.min(docs, c);
     });
     return docs;
+  }
+
+  /**
+   * A word's document count estimated from the hot index (a sample of 10,000 videos; its
+   * vocabulary is one small B-tree lookup), when that estimate is far below `commonTermDocs`:
+   * counting a mid-frequency word's matches in the whole index reads as much as ranking them, and
+   * bm25 reads them again. Returns undefined (count exactly) on a small cache, without a hot index,
+   * or when the estimate is above a quarter of the threshold: the hot set is biased towards trending
+   * and popular videos, so only a clear margin skips the count.
+   */
+  private estimateFromHot(token: string): number | undefined {
+    const total = this.writer.indexedUpTo();
+    const cap = this.opts.commonTermDocs;
+    if (total <= cap) return undefined;
+    this.ensureHot();
+    if (this.hotVideos === undefined)
+      this.hotVideos = this.stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
+    if (this.hotVideos < 1000) return undefined;
+    const inHot =
+      (this.stmt('SELECT doc FROM temp.hot_vocab WHERE term = ?').pluck().get(token) as number | undefined) ??
+      0;
+    const estimate = Math.ceil(((inHot + 1) * total) / this.hotVideos);
+    return estimate <= cap / 4 ? estimate : undefined;
   }
 
   /**
@@ -303,26 +344,27 @@ export class Searcher {
 
   private ensureHot(): void {
     const state = hotState(this.db);
-    if (state.builtAt === null) rebuildHot(this.db, this.opts.hotSize, this.opts.now());
+    if (state.builtAt === null) {
+      rebuildHot(this.db, this.opts.hotSize, this.opts.now());
+      this.hotVideos = undefined;
+    }
   }
 
+  /** The hits' rows (with their regions) in one statement for the whole page. */
   private decorate(rows: Scored[], terms: readonly QueryTerm[], marks: [string, string]): SearchHit[] {
-    const info = this.stmt(
-      `SELECT id, title, channel_id, channel_title, description, tags, view_count, published_at
-       FROM videos WHERE vid = ?`,
+    if (rows.length === 0) return [];
+    const vids = JSON.stringify(rows.map((r) => r.vid));
+    const info = new Map(
+      (
+        this.stmt(
+          `SELECT vid, id, title, channel_id, channel_title, description, tags, view_count, published_at,
+                  regions
+           FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
+        ).all(vids) as HitRow[]
+      ).map((v) => [v.vid, v]),
     );
-    const regions = this.stmt('SELECT DISTINCT region FROM snapshots WHERE vid = ? ORDER BY region').pluck();
     return rows.map(({ vid, score }) => {
-      const v = info.get(vid) as {
-        id: string;
-        title: string | null;
-        channel_id: string | null;
-        channel_title: string | null;
-        description: string | null;
-        tags: string | null;
-        view_count: number | null;
-        published_at: number | null;
-      };
+      const v = info.get(vid)!;
       return {
         id: v.id,
         title: v.title ?? '',
@@ -334,7 +376,7 @@ export class Searcher {
           marks,
         ),
         score: score === 0 ? 0 : -score,
-        regions: regions.all(vid) as string[],
+        regions: v.regions === null || v.regions === '' ? [] : v.regions.split(',').sort(),
         viewCount: v.view_count,
         publishedAt: v.published_at,
       };

@@ -14,10 +14,12 @@
  *    stress marks, and `ё` = `е` (`й` stays `й`); the Devanagari nukta (`ख़` = `ख`); Arabic
  *    harakat and tatweel, Hebrew points. Indic vowel signs and viramas, Thai vowels and tones
  *    and every letter are kept. Hangul is recomposed (never left as loose jamo);
- * 4. scripts written without spaces are split into words: Han and hiragana, Thai, Lao, Khmer and
- *    Myanmar with ICU's dictionaries (`Intl.Segmenter`), katakana runs into overlapping pairs
- *    (ICU keeps loanword compounds such as `ミュージックビデオ` whole; pairs let `ミュージック`
- *    and `ビデオ` find it). A change of script also ends a token (`MV公開` is `mv` + `公開`).
+ * 4. scripts written without spaces are split: Han and hiragana into words with ICU's dictionary
+ *    (`Intl.Segmenter`); katakana, Thai, Lao, Khmer and Myanmar runs into overlapping pairs of
+ *    letters (grapheme clusters), so any word of two letters or more finds every text that holds
+ *    it: ICU keeps katakana compounds whole (`ミュージックビデオ`), and its Thai dictionary splits
+ *    a word differently depending on the words around it (measured: 1.25 % of Thai words taken
+ *    from titles were not found). A change of script also ends a token (`MV公開` = `mv` + `公開`).
  *
  * ICU's dictionaries can change with Node's ICU, so `TOKENIZER_VERSION` includes the ICU and
  * Unicode versions; a cache indexed under another version is re-indexed on open.
@@ -26,7 +28,7 @@
 import type { Database } from 'better-sqlite3';
 
 /** Bump when the rules below change: caches indexed with other rules are re-indexed on open. */
-const RULES = 1;
+const RULES = 2;
 export const TOKENIZER_VERSION = `${RULES}/icu-${process.versions.icu ?? 'none'}/unicode-${process.versions.unicode ?? '?'}`;
 
 /** Letters, digits, marks, private use, and the invisible joiners that may sit inside a word. */
@@ -52,12 +54,16 @@ const LETTER_FOLD = /[ßςøđłıæœ]/gu;
 /** A folded word: letters, digits, kept marks. */
 const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
 
-/** Script classes whose change ends a token; `dict` runs go through ICU, `kana` runs into pairs. */
+/**
+ * Script classes whose change ends a token: `dict` runs go through ICU's dictionary, `pairs` runs
+ * (katakana; Thai, Lao, Khmer, Myanmar) into overlapping pairs of letters.
+ */
 const CLASS_RUN =
-  /(?<kana>[\p{Script=Katakana}\u30FC\uFF70]+)|(?<dict>[\p{Script=Han}\p{Script=Hiragana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\u30FC]+)|(?<hangul>\p{Script=Hangul}+)|(?<other>[^\p{Script=Katakana}\p{Script=Han}\p{Script=Hiragana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Hangul}\u30FC\uFF70]+)/gu;
+  /(?<kana>[\p{Script=Katakana}\u30FC]+)|(?<sea>[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]+)|(?<dict>[\p{Script=Han}\p{Script=Hiragana}\u30FC]+)|(?<hangul>\p{Script=Hangul}+)|(?<other>[^\p{Script=Katakana}\p{Script=Han}\p{Script=Hiragana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Hangul}\u30FC]+)/gu;
 const NEEDS_CLASSES =
   /[\p{Script=Katakana}\p{Script=Han}\p{Script=Hiragana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Hangul}]/u;
-const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
+const words = new Intl.Segmenter('und', { granularity: 'word' });
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 
 /** One token with where it came from in the original text (for highlighting). */
 export interface Token {
@@ -65,6 +71,9 @@ export interface Token {
   start: number;
   end: number;
 }
+
+const isAsciiAlnum = (c: number): boolean =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
 function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
@@ -97,16 +106,19 @@ function splitWord(word: string, push: (token: string, from: number, to: number)
     const run = m[0];
     const at = m.index;
     const g = m.groups!;
-    if (g.kana !== undefined) {
-      const cps = Array.from(run);
-      if (cps.length === 1) push(run, at, at + run.length);
+    if (g.kana !== undefined || g.sea !== undefined) {
+      // Letters: code points for katakana, grapheme clusters (a consonant with its vowel and tone
+      // marks) for the scripts of South-East Asia.
+      const letters =
+        g.kana !== undefined ? Array.from(run) : Array.from(graphemes.segment(run), (x) => x.segment);
+      if (letters.length === 1) push(run, at, at + run.length);
       let offset = at;
-      for (let i = 0; i + 1 < cps.length; i++) {
-        push(cps[i]! + cps[i + 1]!, offset, offset + cps[i]!.length + cps[i + 1]!.length);
-        offset += cps[i]!.length;
+      for (let i = 0; i + 1 < letters.length; i++) {
+        push(letters[i]! + letters[i + 1]!, offset, offset + letters[i]!.length + letters[i + 1]!.length);
+        offset += letters[i]!.length;
       }
     } else if (g.dict !== undefined) {
-      for (const s of segmenter.segment(run)) {
+      for (const s of words.segment(run)) {
         if (/[\p{L}\p{N}]/u.test(s.segment)) push(s.segment, at + s.index, at + s.index + s.segment.length);
       }
     } else {
@@ -115,51 +127,87 @@ function splitWord(word: string, push: (token: string, from: number, to: number)
   }
 }
 
-/** Every token of `text`, in order, with its place in `text`. */
-export function tokenSpans(text: string): Token[] {
-  const out: Token[] = [];
-  for (const m of text.matchAll(RAW)) {
-    const raw = m[0];
-    const start = m.index;
-    const end = start + raw.length;
+/** A word's tokens with their place in the word. */
+type WordSpans = ReadonlyArray<{ token: string; from: number; to: number }>;
+
+/** Words repeat (Zipf): the tokens of recently seen words are kept. */
+const memo = new Map<string, WordSpans>();
+const MEMO_MAX = 100_000;
+
+/** The tokens of one raw word (a match of RAW), with their place in it. */
+function wordSpans(raw: string): WordSpans {
+  let spans = memo.get(raw);
+  if (spans !== undefined) return spans;
+  if (isAscii(raw)) {
+    // ASCII letters and digits: NFKC changes nothing and no script needs splitting.
+    spans = [{ token: raw.toLowerCase(), from: 0, to: raw.length }];
+  } else {
+    const out: Array<{ token: string; from: number; to: number }> = [];
     const words = foldWord(raw);
-    // Offsets inside the word are exact when folding kept its length (almost always); otherwise
+    // Places inside the word are exact when folding kept its length (almost always); otherwise
     // every token of the word points at the whole word.
     const exact = words.length === 1 && words[0]!.length === raw.length;
     for (const w of words) {
       splitWord(w, (token, from, to) =>
-        out.push(exact ? { token, start: start + from, end: start + to } : { token, start, end }),
+        out.push(exact ? { token, from, to } : { token, from: 0, to: raw.length }),
       );
     }
+    spans = out;
   }
-  return out;
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(raw, spans);
+  return spans;
 }
 
-/** Words repeat (Zipf): the tokens of recently seen words are kept. */
-const memo = new Map<string, readonly string[]>();
-const MEMO_MAX = 100_000;
-
-function wordTokens(raw: string): readonly string[] {
-  let t = memo.get(raw);
-  if (t === undefined) {
-    const out: string[] = [];
-    for (const w of foldWord(raw)) splitWord(w, (token) => out.push(token));
-    if (memo.size >= MEMO_MAX) memo.clear();
-    memo.set(raw, out);
-    t = out;
+/**
+ * Calls `visit` for every token of `text`, in order, with its place. Runs of ASCII letters and
+ * digits are tokens as they are (lower-cased) without a regular expression; a run holding a
+ * non-ASCII character (extended over the ASCII letters and digits around it, so it starts and
+ * ends where no word can continue) goes through RAW and the word rules.
+ */
+function eachToken(text: string, visit: (token: string, start: number, end: number) => void): void {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    let c = text.charCodeAt(i);
+    if (c < 128 && !isAsciiAlnum(c)) {
+      i++;
+      continue;
+    }
+    let j = i;
+    let ascii = true;
+    while (j < n) {
+      c = text.charCodeAt(j);
+      if (c >= 128) ascii = false;
+      else if (!isAsciiAlnum(c)) break;
+      j++;
+    }
+    if (ascii) visit(text.slice(i, j).toLowerCase(), i, j);
+    else {
+      const run = text.slice(i, j);
+      for (const m of run.matchAll(RAW)) {
+        const at = i + m.index;
+        for (const s of wordSpans(m[0])) visit(s.token, at + s.from, at + s.to);
+      }
+    }
+    i = j;
   }
-  return t;
+}
+
+/** Every token of `text`, in order, with its place in `text`. */
+export function tokenSpans(text: string): Token[] {
+  const out: Token[] = [];
+  eachToken(text, (token, start, end) => out.push({ token, start, end }));
+  return out;
 }
 
 /** The tokens of `text`, in order: what the index stores and what a query looks for. */
 export function tokens(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(RAW)) out.push(...wordTokens(m[0]));
+  eachToken(text, (token) => out.push(token));
   return out;
 }
 
-const isAsciiAlnum = (c: number): boolean =>
-  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 /** Index text of recently seen non-ASCII runs (mostly single words). */
 const runMemo = new Map<string, string>();
 

@@ -40,9 +40,15 @@ describe('tokens', () => {
     expect(tokens('뮤직'.normalize('NFD'))).toEqual(['뮤직']);
   });
 
-  it('splits scripts written without spaces into words, katakana into overlapping pairs', () => {
+  it('splits scripts written without spaces into words, katakana and Thai into overlapping pairs', () => {
     expect(tokens('官方音乐视频')).toEqual(['官方', '音乐', '视频']);
-    expect(tokens('เพลงใหม่ล่าสุด')).toEqual(['เพลง', 'ใหม่', 'ล่าสุด']);
+    // Thai: pairs of grapheme clusters (a consonant with its vowel and tone marks).
+    expect(tokens('เพลง')).toEqual(['เพ', 'พล', 'ลง']);
+    expect(tokens('ล่าสุด')).toEqual(['ล่า', 'าสุ', 'สุด']);
+    const thai = tokens('เพลงใหม่ล่าสุด มิวสิควิดีโอ ทางการ').join(' ');
+    for (const word of ['เพลง', 'ใหม่', 'ล่าสุด', 'มิวสิค', 'วิดีโอ', 'ทางการ']) {
+      expect(` ${thai} `).toContain(` ${tokens(word).join(' ')} `);
+    }
     expect(tokens('【公式】新曲ビデオ')).toEqual(['公式', '新曲', 'ビデ', 'デオ']);
     // A word's tokens appear in a longer text's tokens, in order.
     const inTitle = tokens('【公式】新曲ミュージックビデオ').join(' ');
@@ -95,7 +101,7 @@ describe('schema 2: the index holds these tokens', () => {
   let cleanup: (() => void) | undefined;
   afterEach(() => cleanup?.());
 
-  it('a cache indexed by version 1 (FTS5 unicode61) is migrated and re-indexed on open', () => {
+  it('a cache indexed by version 1 (FTS5 unicode61) is migrated and re-indexed on open, regions onto the rows', () => {
     const t = tempDir();
     cleanup = t.cleanup;
     const path = join(t.dir, 'cache.db');
@@ -119,12 +125,13 @@ describe('schema 2: the index holds these tokens', () => {
       CREATE VIRTUAL TABLE hot_fts USING fts5(${cols}, content = 'videos', content_rowid = 'vid', tokenize = 'unicode61 remove_diacritics 2');
       INSERT INTO videos_fts (videos_fts) VALUES ('rebuild');
       DELETE FROM meta WHERE key = 'tokenizer';
+      ALTER TABLE videos DROP COLUMN regions;
       PRAGMA user_version = 1;`);
     db.close();
 
     const again = openCache(path);
-    expect(again.stats().schemaVersion).toBe(2);
-    expect(again.search('आधिकारिक').hits.map((h) => h.id)).toEqual(['a']);
+    expect(again.stats().schemaVersion).toBe(3);
+    expect(again.search('आधिकारिक').hits.map((h) => [h.id, h.regions])).toEqual([['a', ['IN']]]);
     expect(again.search('뮤직비디오').hits.map((h) => h.id)).toEqual(['b']);
     expect(again.search('pokemon').hits.map((h) => h.id)).toEqual(['c']);
     again.close();
