@@ -59,31 +59,21 @@ describe.each(STORES)('run history on $name', ({ open }) => {
     opened.push(h);
     const t = Date.now() - 10_000;
     await h.record(run({ startedAt: t }));
-    await h.record(
-      run({
-        startedAt: t + 1_000,
-        job: 'backfill',
-        region: null,
-        outcome: 'stopped',
-        reason: 'stopped: budget',
-        used: { units: 90, search: 3 },
-      }),
-    );
+    const backfill = run({
+      startedAt: t + 1_000,
+      job: 'backfill',
+      region: null,
+      outcome: 'stopped',
+      reason: 'stopped: budget',
+      used: { units: 90, search: 3 },
+    });
+    await h.record(backfill);
     await h.record(run({ startedAt: t + 2_000, job: 'trending:GB', region: 'GB', outcome: 'failed' }));
     await h.record(run({ startedAt: t + 3_000, credential: 'other' }));
 
     const all = await h.list({ credentials: ['main'] });
     expect(all.map((r) => r.job)).toEqual(['trending:GB', 'backfill', 'trending:US']);
-    expect(all[1]).toEqual(
-      run({
-        startedAt: t + 1_000,
-        job: 'backfill',
-        region: null,
-        outcome: 'stopped',
-        reason: 'stopped: budget',
-        used: { units: 90, search: 3 },
-      }),
-    );
+    expect(all[1]).toEqual(backfill);
     expect((await h.list({ credentials: ['main'], region: 'US' })).map((r) => r.startedAt)).toEqual([t]);
     expect((await h.list({ credentials: ['main'], since: t + 500 })).length).toBe(2);
     expect((await h.list({ credentials: ['main', 'other'], limit: 2 })).map((r) => r.credential)).toEqual([
