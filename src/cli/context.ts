@@ -12,6 +12,7 @@ import type { DivertableLog } from '../jobs/progress.js';
 import { openLedger } from '../ledger/open.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';
+import { terminalJsonLine } from '../terminal-text.js';
 import { logLevel } from './log-level.js';
 import type { ConfigOptions } from './options.js';
 
@@ -55,7 +56,8 @@ class CliLogOutput implements DivertableLog {
     if (this.diverted) this.diverted(line);
     else {
       this.stderr ??= loadPino().destination({ dest: 2, sync: true });
-      this.stderr.write(line);
+      // Upstream text in a log line (a title, an error message) must not drive an operator's terminal.
+      this.stderr.write(process.stderr.isTTY ? terminalJsonLine(line) : line);
     }
   }
 }

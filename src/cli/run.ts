@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError, exitCodeFor, isQuotaGuardError } from '../errors.js';
+import { terminalText } from '../terminal-text.js';
 
 /**
  * Print an error the way a user should see it and return the exit code. A QuotaGuardError is a
@@ -7,9 +8,9 @@ import { ConfigError, exitCodeFor, isQuotaGuardError } from '../errors.js';
  */
 export function reportError(e: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
   if (e instanceof ConfigError) {
-    for (const p of e.problems) stderr.write(`quota-guard: ${p} (${e.code})\n`);
+    for (const p of e.problems) stderr.write(`quota-guard: ${terminalText(p)} (${e.code})\n`);
   } else if (isQuotaGuardError(e)) {
-    stderr.write(`quota-guard: ${e.message} (${e.code})\n`);
+    stderr.write(`quota-guard: ${terminalText(e.message)} (${e.code})\n`);
   } else {
     stderr.write(`quota-guard: internal error\n${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   }

@@ -1,5 +1,6 @@
 /** What `quota-guard search` prints for people (also shown by the demo). */
 import type { SearchResult } from '../cache/types.js';
+import { terminalText } from '../terminal-text.js';
 import { formatNumber } from './format.js';
 
 /** Numbered hits with channel, views, regions and the matching excerpt. */
@@ -12,7 +13,8 @@ export function renderSearch(query: string, r: SearchResult, cachedVideos: numbe
   const lines = r.hits.map((h, i) => {
     const views = h.viewCount === null ? '' : `${formatNumber(h.viewCount)} views, `;
     const regions = h.regions.length ? `trending in ${h.regions.join(' ')}` : 'not seen trending';
-    return `${i + 1}. ${h.title} — ${h.channelTitle} (${views}${regions})\n   ${h.snippet}`;
+    // Titles, channels and descriptions come from the upstream: nothing in them may drive the terminal.
+    return `${i + 1}. ${terminalText(h.title)} — ${terminalText(h.channelTitle)} (${views}${regions})\n   ${terminalText(h.snippet)}`;
   });
   const more = r.hasMore ? ' (more with --limit)' : '';
   return `${lines.join('\n')}\n${r.hits.length} hit${r.hits.length === 1 ? '' : 's'}${more}, ranked by ${r.ranking}, ${r.took.toFixed(1)} ms\n`;

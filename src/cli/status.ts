@@ -4,10 +4,12 @@
  * blocks and why; every configured region's last successful fetch; spend by region and by method.
  * Within 100 columns, times in the credential's zone and the operator's.
  */
+
 import { DateTime } from 'luxon';
 import type { Tier } from '../config/types.js';
 import type { BucketStatus, StatusReport } from '../guard/status.js';
 import type { RegionFreshness } from '../history/freshness.js';
+import { terminalText } from '../terminal-text.js';
 import { bar, breakdown, formatDuration, formatNumber, table, wrap } from './format.js';
 
 /** What `status` prints: the ledger's report and, when the history was readable, region freshness. */
@@ -135,7 +137,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
       const notes: string[] = [];
       if (b.blockedUntil) {
         notes.push(
-          `BLOCKED until ${when(Date.parse(b.blockedUntil), c.timeZone, local, nowMs)}${b.blockedReason ? `: ${b.blockedReason}` : ''}`,
+          `BLOCKED until ${when(Date.parse(b.blockedUntil), c.timeZone, local, nowMs)}${b.blockedReason ? `: ${terminalText(b.blockedReason)}` : ''}`,
         );
       }
       for (const x of [...(b.pace ? [b.pace] : []), ...b.budgets]) {

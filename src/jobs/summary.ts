@@ -1,5 +1,7 @@
 /** Plain-text and JSON forms of job results, for the CLI and the demo. */
+
 import { formatDuration } from '../config/duration.js';
+import { terminalText } from '../terminal-text.js';
 import type { JobResult } from './types.js';
 
 const NUMBER = new Intl.NumberFormat('en-US');
@@ -19,7 +21,7 @@ export function jobLine(r: JobResult): string {
   if (r.failOpenUnits > 0)
     counts.push(`${NUMBER.format(r.failOpenUnits)} unrecorded (ledger store down, fail-open)`);
   const ms = formatDuration(Math.max(0, r.finishedAt - r.startedAt));
-  return `${r.job}  ${r.outcome}  ${counts.join(', ')} in ${ms}${r.reason ? `\n  ${r.reason}` : ''}`;
+  return `${r.job}  ${r.outcome}  ${counts.join(', ')} in ${ms}${r.reason ? `\n  ${terminalText(r.reason)}` : ''}`;
 }
 
 /** Totals over several runs. */

@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { QuotaGuardError, QuotaGuardErrorOptions } from '../errors.js';
+import { terminalText } from '../terminal-text.js';
 
 /** A store's file format: how to recognise it and how to bring it to the current schema. */
 export interface StoreFormat {
@@ -32,11 +33,6 @@ const KNOWN: ReadonlyArray<{ applicationId: number; tables: readonly string[]; w
 /** The 16 bytes every SQLite database file starts with. */
 export const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
-/** Printable in one line: control and bidi-override characters become '?'. */
-function printable(s: string): string {
-  return s.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '?');
-}
-
 /** What an SQLite database that is not ours holds, in a few words. */
 export function describeDatabase(
   applicationId: number,
@@ -48,7 +44,7 @@ export function describeDatabase(
       k.applicationId === applicationId || (applicationId === 0 && k.tables.every((t) => tables.includes(t))),
   );
   if (known) return known.what;
-  const shown = tables.slice(0, 4).map(printable).join(', ') + (tables.length > 4 ? ', …' : '');
+  const shown = tables.slice(0, 4).map(terminalText).join(', ') + (tables.length > 4 ? ', …' : '');
   const id = applicationId === 0 ? '' : `application_id 0x${(applicationId >>> 0).toString(16)}, `;
   return `another database (${id}user_version ${userVersion}, ${tables.length} table${tables.length === 1 ? '' : 's'}${tables.length ? `: ${shown}` : ''})`;
 }
@@ -63,6 +59,6 @@ export function describeFileBytes(head: Buffer, size: number): string {
     !text.includes('\uFFFD') &&
     ![...text].some((c) => c.charCodeAt(0) < 9 || (c.charCodeAt(0) > 13 && c.charCodeAt(0) < 32));
   if (!clean) return `a file that is not an SQLite database (${bytes} of binary data)`;
-  const first = printable(text.split(/\r?\n/)[0] ?? '').slice(0, 40);
+  const first = terminalText(text.split(/\r?\n/)[0] ?? '').slice(0, 40);
   return `a file that is not an SQLite database (${bytes} of text starting "${first}")`;
 }

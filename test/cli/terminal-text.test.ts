@@ -1,0 +1,65 @@
+/**
+ * Text from the upstream never drives the operator's terminal: escape sequences (clear screen,
+ * window title) and bidi overrides in titles, channels and descriptions are neutralised in `search`
+ * output, error lines and log lines on a terminal.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openCache } from '../../src/cache/index.js';
+import { terminalJsonLine, terminalText } from '../../src/terminal-text.js';
+import { video } from '../cache/helpers.js';
+import { cli, configFile, dir } from './helpers.js';
+
+const HOSTILE = 'Cat\u001b[2J\u001b]0;pwned\u0007 video\u009b31m \u202eexe.gnp\u2066x\u2069\nnext line';
+/** Written out here independently of src/terminal-text.ts: C0 (but newline), DEL, C1, bidi controls. */
+function unsafeIn(s: string): string[] {
+  return [...s].filter((ch) => {
+    const c = ch.codePointAt(0)!;
+    return (
+      (c < 0x20 && c !== 0x0a) ||
+      (c >= 0x7f && c <= 0x9f) ||
+      [0x061c, 0x200e, 0x200f].includes(c) ||
+      (c >= 0x202a && c <= 0x202e) ||
+      (c >= 0x2066 && c <= 0x2069)
+    );
+  });
+}
+
+beforeEach(() => {
+  vi.stubEnv('LOG_LEVEL', 'silent');
+  vi.stubEnv('QUOTA_GUARD_CONFIG', '');
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('terminal text', () => {
+  it('control, C1 and bidi characters become U+FFFD and line breaks a space; the words stay', () => {
+    const safe = terminalText(HOSTILE);
+    expect(unsafeIn(safe)).toEqual([]);
+    expect(safe).not.toContain('\n');
+    expect(safe).toContain('Cat');
+    expect(safe).toContain('exe.gnp');
+    expect(safe).toContain('next line');
+  });
+
+  it('a JSON log line stays the same JSON, with nothing unsafe left in it', () => {
+    const line = `${JSON.stringify({ title: HOSTILE, msg: 'page written' })}\n`;
+    const safe = terminalJsonLine(line);
+    expect(unsafeIn(safe)).toEqual([]);
+    expect(JSON.parse(safe)).toEqual(JSON.parse(line));
+  });
+
+  it('`search` prints hostile titles, channels and snippets without their escape sequences', async () => {
+    const path = join(dir, 'hostile-cache.db');
+    const cache = openCache(path);
+    cache.upsertVideos([
+      video('h1', { title: HOSTILE, channelTitle: `Chan\u202e${HOSTILE}`, description: HOSTILE }),
+    ]);
+    cache.close();
+    const out = await cli('search', 'cat', '--config', configFile(`cache: { path: ${path} }\n`));
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('exe.gnp');
+    expect(unsafeIn(out.stdout)).toEqual([]);
+  });
+});
