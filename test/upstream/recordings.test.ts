@@ -127,6 +127,17 @@ const EXPECTED: Record<string, () => Promise<void>> = {
       quota: { period: 'short', limit: 'defaultPerMinutePerProject', unit: '1/min/{project}' },
     });
   },
+  '429-quota-failure-per-day.json': async () => {
+    const e = await errorOf('429-quota-failure-per-day.json', 'search');
+    expect(e).toMatchObject({
+      code: 'QG_UPSTREAM_QUOTA_EXCEEDED',
+      quota: {
+        period: 'day',
+        metric: 'youtube.googleapis.com/search_list',
+        limit: 'defaultSearchListPerDayPerProject',
+      },
+    });
+  },
   '429-unknown-bucket-per-day.json': async () => {
     const e = await errorOf('429-unknown-bucket-per-day.json');
     expect(e).toMatchObject({
