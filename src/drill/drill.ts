@@ -317,8 +317,8 @@ function drillConfig(
         },
         maxSleep: `${Math.max(10, Math.round(30_000 * scale))}ms`,
         // A scaled hour, as the default hour is for a real day: the backlog and every page trending
-        // wrote become due again within the day.
-        backfill: { minAge: `${hourSeconds * 1000}ms` },
+        // wrote become due again within the day. The backfill is paced by the hourly budget below.
+        backfill: { minAge: `${hourSeconds * 1000}ms`, pace: 'none' },
       },
       { env: { [KEY_ENV]: o.key } },
     );
@@ -509,6 +509,12 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       ledger,
       logger,
       nextReset: () => sim!.nextResetAt(),
+      // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
+      // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
+      upstreamDay: () => {
+        const end = sim!.nextResetAt();
+        return { start: end - daySeconds * 1000, end };
+      },
       onGuardEvent: t.on,
       onEvent: (e) => {
         if (e.type === 'skip') skippedTicks++;
