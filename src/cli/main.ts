@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
 import { register as backfill } from './commands/backfill.js';
+import { register as completion } from './commands/completion.js';
 import { register as demo } from './commands/demo.js';
 import { register as drill } from './commands/drill.js';
 import { register as fetch } from './commands/fetch.js';
@@ -69,6 +70,7 @@ const COMMANDS: Array<(p: Command) => void> = [
   history,
   unblock,
   serve,
+  completion,
 ];
 
 export async function main(argv: string[] = process.argv): Promise<number> {
