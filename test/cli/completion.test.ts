@@ -79,6 +79,8 @@ describe('completion zsh', () => {
   it('an unknown shell is a usage error', async () => {
     const out = await cli('completion', 'fish');
     expect(out.code).toBe(64);
-    expect(out.stderr).toMatch(/value 'fish' is invalid for argument 'shell'\. Allowed choices are bash, zsh/);
+    expect(out.stderr).toMatch(
+      /value 'fish' is invalid for argument 'shell'\. Allowed choices are bash, zsh/,
+    );
   });
 });
