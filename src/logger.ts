@@ -13,6 +13,8 @@ export interface Logger {
   /** Request lines of the upstream client; skipped by loggers without it. */
   debug?(obj: object, msg: string): void;
   error?(obj: object, msg: string): void;
+  /** A logger whose every line carries `bindings` (pino's child loggers). */
+  child?(bindings: Record<string, unknown>): Logger;
 }
 
 const require = createRequire(import.meta.url);
@@ -25,7 +27,22 @@ export function loadPino(): typeof pinoModule {
 /** pino's level names. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-const SILENT: Logger = { info() {}, warn() {}, debug() {}, error() {} };
+const SILENT: Logger = { info() {}, warn() {}, debug() {}, error() {}, child: () => SILENT };
+
+/**
+ * A logger whose every line carries `bindings`: the logger's own child when it has one, else a
+ * wrapper that adds them to each line's object.
+ */
+export function childLogger(logger: Logger, bindings: Record<string, unknown>): Logger {
+  if (logger.child) return logger.child(bindings);
+  return {
+    info: (obj, msg) => logger.info({ ...bindings, ...obj }, msg),
+    warn: (obj, msg) => logger.warn({ ...bindings, ...obj }, msg),
+    debug: (obj, msg) => logger.debug?.({ ...bindings, ...obj }, msg),
+    error: (obj, msg) => logger.error?.({ ...bindings, ...obj }, msg),
+    child: (more) => childLogger(logger, { ...bindings, ...more }),
+  };
+}
 
 /** A logger that makes the real one (`make`) when the first line is written. */
 export function deferredLogger(make: () => Logger): Logger {
@@ -39,6 +56,7 @@ export function deferredLogger(make: () => Logger): Logger {
     warn: (obj, msg) => get().warn(obj, msg),
     debug: (obj, msg) => get().debug?.(obj, msg),
     error: (obj, msg) => get().error?.(obj, msg),
+    child: (bindings) => deferredLogger(() => childLogger(get(), bindings)),
   };
 }
 

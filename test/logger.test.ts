@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultLogger, deferredLogger, type Logger } from '../src/logger.js';
+import { childLogger, defaultLogger, deferredLogger, type Logger } from '../src/logger.js';
 
 describe('loggers', () => {
   it('makes the real logger at the first line written, once', () => {
@@ -22,5 +22,19 @@ describe('loggers', () => {
     expect(() => silent.warn({ x: 1 }, 'never written')).not.toThrow();
     expect(() => defaultLogger({ LOG_LEVEL: 'loud' })).toThrow(/loud/);
     expect(() => defaultLogger({ LOG_LEVEL: 'error' })).not.toThrow();
+  });
+});
+
+describe('child loggers', () => {
+  it('put the bindings on every line, through the logger’s own child or a wrapper', () => {
+    const lines: object[] = [];
+    const plain: Logger = { info: (o) => lines.push(o), warn: (o) => lines.push(o) };
+    const run = childLogger(plain, { job: 'trending:US', credential: 'a' });
+    run.info({ page: 1 }, 'page');
+    childLogger(run, { page: 2 }).warn({}, 'again');
+    expect(lines).toEqual([
+      { job: 'trending:US', credential: 'a', page: 1 },
+      { job: 'trending:US', credential: 'a', page: 2 },
+    ]);
   });
 });

@@ -154,10 +154,8 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
         run.videos += got.value.length;
         done += due.ids.length;
         progress?.update(done, { units: run.units, batches: run.pages });
-        ctx.logger.info(
+        run.logger.info(
           {
-            job: run.job,
-            credential: credentialId,
             method,
             batch,
             ids: due.ids.length,

@@ -7,6 +7,7 @@ import { ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '
 import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
 import { summarise } from '../history/index.js';
+import { childLogger, type Logger } from '../logger.js';
 import type { JobContext, JobOutcome, JobResult } from './types.js';
 
 const OUTCOME_EXIT: Record<Exclude<JobOutcome, 'failed'>, ExitCode> = {
@@ -60,12 +61,16 @@ export class JobRun {
   readonly startedAt: number;
   readonly #now: () => number;
 
+  /** The jobs' logger with this run's job and credential on every line. */
+  readonly logger: Logger;
+
   constructor(
     readonly ctx: JobContext,
     readonly job: string,
     readonly credential: string,
     readonly signal?: AbortSignal,
   ) {
+    this.logger = childLogger(ctx.logger, { job, credential });
     this.#now = ctx.now ?? Date.now;
     this.startedAt = this.#now();
   }
@@ -145,14 +150,9 @@ export class JobRun {
       });
     } catch (e) {
       if (!isQuotaGuardError(e)) throw e;
-      this.ctx.logger.warn(
-        { job: this.job, code: e.code },
-        `could not record the run in the cache: ${e.message}`,
-      );
+      this.logger.warn({ code: e.code }, `could not record the run in the cache: ${e.message}`);
     }
     const log = {
-      job: this.job,
-      credential: this.credential,
       outcome: result.outcome,
       exitCode,
       pages: result.pages,
@@ -165,8 +165,8 @@ export class JobRun {
       ...(result.errorCode !== undefined ? { code: result.errorCode } : {}),
     };
     const msg = `${this.job} ${result.outcome}${result.reason ? `: ${result.reason}` : ''}`;
-    if (result.outcome === 'done') this.ctx.logger.info(log, msg);
-    else this.ctx.logger.warn(log, msg);
+    if (result.outcome === 'done') this.logger.info(log, msg);
+    else this.logger.warn(log, msg);
     return result;
   }
 
@@ -192,10 +192,7 @@ export class JobRun {
       await history.record(await summarise(result, this.ctx.config, this.ctx.guard.ledger));
     } catch (e) {
       if (!isQuotaGuardError(e)) throw e;
-      this.ctx.logger.warn(
-        { job: this.job, code: e.code },
-        `could not record the run in the history: ${e.message}`,
-      );
+      this.logger.warn({ code: e.code }, `could not record the run in the history: ${e.message}`);
     }
   }
 }

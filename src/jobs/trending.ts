@@ -72,10 +72,8 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
         run.pages++;
         run.videos += videos.length;
         rankOffset += videos.length;
-        ctx.logger.info(
+        run.logger.info(
           {
-            job: run.job,
-            credential,
             region,
             category: category ?? null,
             page,
