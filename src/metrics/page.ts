@@ -156,7 +156,7 @@ function ago(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 90) return `${s}s`;
   const m = Math.round(s / 60);
-  if (m < 90) return `${m}m`;
+  if (m < 60) return `${m}m`;
   const h = Math.floor(m / 60);
   if (h < 48) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
   return h % 24 ? `${Math.floor(h / 24)}d ${h % 24}h` : `${Math.floor(h / 24)}d`;
@@ -168,7 +168,7 @@ function clock(ms: number, zone: string, withDate = false): string {
 
 const W = 640;
 const H = 250;
-const PAD = { left: 52, right: 14, top: 14, bottom: 30 };
+const PAD = { left: 62, right: 16, top: 14, bottom: 34 };
 
 function chart(
   b: BucketStatus,
@@ -194,14 +194,15 @@ function chart(
   }
   // Time ticks in the credential's zone.
   const span = end - start;
-  const ticks = 6;
+  // Few enough to stay readable when the chart is shrunk to a phone's width.
+  const ticks = 4;
   for (let i = 0; i <= ticks; i++) {
     const t = start + (span * i) / ticks;
     const label = DateTime.fromMillis(t, { zone: timeZone }).toFormat(
       span > 6 * 3_600_000 ? 'HH:mm' : 'HH:mm:ss',
     );
     parts.push(
-      `<text class="tick" x="${f(x(t))}" y="${H - 10}" text-anchor="${i === 0 ? 'start' : i === ticks ? 'end' : 'middle'}">${label}</text>`,
+      `<text class="tick" x="${f(x(t))}" y="${H - 8}" text-anchor="${i === 0 ? 'start' : i === ticks ? 'end' : 'middle'}">${label}</text>`,
     );
   }
   // The reserve: the band between the scheduled tier's ceiling and the quota.
@@ -258,7 +259,7 @@ h1{font-size:20px;margin:0}h2{font-size:16px;margin:22px 0 8px}h3{font-size:15px
 .muted{color:var(--muted)}.card{background:var(--card);border:1px solid var(--line);border-radius:10px;
 padding:12px 14px;margin:10px 0}.figs{display:flex;flex-wrap:wrap;gap:2px 16px;margin:4px 0 6px;font-size:14px}
 .figs b{font-variant-numeric:tabular-nums}svg.chart{width:100%;height:auto;display:block}
-.grid{stroke:var(--line);stroke-width:1}.tick{fill:var(--muted);font-size:11px}
+.grid{stroke:var(--line);stroke-width:1}.tick{fill:var(--muted);font-size:13px}
 .quota{stroke:var(--quota);stroke-width:1.5;stroke-dasharray:6 4}.ceiling{stroke:var(--ceiling);stroke-width:1.5;stroke-dasharray:3 3}
 .reserve{fill:var(--reserve)}.pace{fill:none;stroke:var(--pace);stroke-width:1.5;stroke-dasharray:2 4}
 .pace.guard{stroke:var(--backfill);stroke-dasharray:6 3}.spent{fill:var(--backfill)}
