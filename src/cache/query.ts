@@ -18,6 +18,7 @@ import { tokens as tokenize } from './tokenize.js';
 export const MAX_QUERY_CHARS = 1000;
 export const MAX_TERMS = 32;
 export const MIN_PREFIX = 2;
+const KOREAN_WORD = /^\p{Script=Hangul}{2,}$/u;
 
 export interface QueryTerm {
   /** Tokens, as the index stores them (tokenize.ts). A phrase has several. */
@@ -60,7 +61,8 @@ export function parseQuery(input: string): ParsedQuery {
     }
     let text: string;
     let prefix = false;
-    if (chars[i] === '"') {
+    const quoted = chars[i] === '"';
+    if (quoted) {
       let j = i + 1;
       while (j < chars.length && chars[j] !== '"') j++;
       text = chars.slice(i + 1, j).join('');
@@ -83,6 +85,9 @@ export function parseQuery(input: string): ParsedQuery {
     }
     const tokens = tokenize(text);
     if (tokens.length === 0) continue; // punctuation, emoji, a lone `*` or `-`: nothing to match
+    // Korean attaches particles to nouns (`뮤직비디오를`): an unquoted Korean word of two syllables
+    // or more also finds the word with a particle, as a prefix does.
+    if (!quoted && !prefix && KOREAN_WORD.test(tokens[tokens.length - 1]!)) prefix = true;
     if (prefix) {
       const last = tokens[tokens.length - 1]!;
       if (Array.from(last).length < MIN_PREFIX) {

@@ -54,6 +54,12 @@ describe('query language', () => {
     expect(q.exclude).toEqual([]);
   });
 
+  it('an unquoted Korean word also finds it with a particle attached (a prefix); quoted, it is exact', () => {
+    expect(fts(parseQuery('뮤직비디오 공식').include)).toEqual(['"뮤직비디오"*', '"공식"*']);
+    expect(fts(parseQuery('"뮤직비디오"').include)).toEqual(['"뮤직비디오"']);
+    expect(fts(parseQuery('mv 뮤').include)).toEqual(['"mv"', '"뮤"']);
+  });
+
   it('an unclosed quote runs to the end; a quoted prefix is a prefix phrase', () => {
     expect(fts(parseQuery('"world record attempt').include)).toEqual(['"world record attempt"']);
     expect(fts(parseQuery('"world rec"*').include)).toEqual(['"world rec"*']);
