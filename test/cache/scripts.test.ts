@@ -117,7 +117,9 @@ function corpus(): Made[] {
       add(`${lang}-${k}`, title, tags, channel, description);
     }
   }
-  GREEK.forEach((g, k) => add(`el-${k}`, g.title, g.tags, g.channel));
+  GREEK.forEach((g, k) => {
+    add(`el-${k}`, g.title, g.tags, g.channel);
+  });
   add('bts', "BTS 방탄소년단 'Dynamite' Official MV", ['kpop'], 'HYBE LABELS');
   return out;
 }
