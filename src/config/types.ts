@@ -163,3 +163,6 @@ export interface Config {
    */
   apiKey(credentialId: string): string;
 }
+
+/** Where environment variables are read from (`process.env` unless given). */
+export type Env = Record<string, string | undefined>;

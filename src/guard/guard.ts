@@ -11,7 +11,7 @@
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { formatDuration } from '../config/duration.js';
-import { bucketOf, methodOf } from '../config/load.js';
+import { bucketOf, methodOf } from '../config/lookups.js';
 import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
 import { ExitCode, InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';

@@ -13,7 +13,7 @@
  */
 
 import type { VideoResource } from '../cache/types.js';
-import { methodOf } from '../config/load.js';
+import { methodOf } from '../config/lookups.js';
 import type { CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { spendTag } from '../guard/tags.js';

@@ -3,7 +3,7 @@
  * calls the upstream and nothing is recorded: the ledger is only read (the same figures `status`
  * shows), the cache only counted.
  */
-import { methodOf } from '../config/load.js';
+import { methodOf } from '../config/lookups.js';
 import type { Config, Tier } from '../config/types.js';
 import { budgetCovers } from '../guard/keys.js';
 import { quotaStatus } from '../guard/status.js';
