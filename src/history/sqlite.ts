@@ -3,11 +3,13 @@
  * the last success per region. Its own connection to the file (WAL: it never holds up a spend for
  * longer than one small insert).
  */
+
+import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { isQuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { isQuotaGuardError, QuotaGuardError } from '../errors.js';
 import type { JobOutcome } from '../jobs/types.js';
 import { LEDGER_FORMAT } from '../ledger/sqlite.js';
-import { openStore } from '../sqlite/index.js';
+import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,
@@ -71,13 +73,14 @@ export interface SqliteHistoryOptions {
   maxRuns?: number;
 }
 
-function unavailable(e: unknown, what: string): unknown {
-  if (isQuotaGuardError(e)) return e;
-  const code = (e as { code?: unknown })?.code;
-  return new StoreUnavailableError(`run history: ${what} failed (${String(code ?? 'error')})`, { cause: e });
-}
-
 export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
+  // Failures are mapped like every other SQLite failure (src/sqlite): full, read-only, locked → 69.
+  const label: StoreLabel = {
+    name: 'run history',
+    path: o.path === ':memory:' ? o.path : resolve(o.path),
+    unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
+  };
+  const unavailable = (e: unknown, what: string): unknown => storeFailure(e, label, what);
   const prefix = o.keyPrefix ?? '';
   const maxRuns = o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL;
   let db: Database.Database | undefined;
@@ -217,9 +220,10 @@ export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
       }
     },
     async close() {
-      db?.close();
+      const d = db;
       db = undefined;
       record = undefined;
+      if (d) closeStore(d, label);
     },
   };
 }

@@ -81,7 +81,7 @@ describe('the API key never leaks', () => {
       sim.faults.rateLimitBurst({ count: 1 });
       await collect(good.videoCategoriesList({ regionCode: 'US' })); // rate limited
       await collect(badKey.videoCategoriesList({ regionCode: 'US' })); // keyInvalid
-      await collect(good.videosListChart({ regionCode: 'ZZ' })); // bad request
+      await collect(good.videosListChart({ regionCode: 'ZZ' })); // a region without a chart
       sim.faults.next('error');
       await collect(good.videoCategoriesList({ regionCode: 'US' })); // 5xx
       sim.faults.next('reset');
@@ -105,6 +105,7 @@ describe('the API key never leaks', () => {
         'QG_UPSTREAM_RATE_LIMITED',
         'QG_UPSTREAM_KEY_INVALID',
         'QG_UPSTREAM_BAD_REQUEST',
+        'QG_UPSTREAM_REGION_UNSUPPORTED',
         'QG_UPSTREAM_SERVER_ERROR',
         'QG_UPSTREAM_TRANSPORT',
         'QG_UPSTREAM_BAD_RESPONSE',
