@@ -4,6 +4,7 @@
  * module inside their actions (`await import`), so a command that does not open a ledger never
  * loads it.
  */
+import { existsSync } from 'node:fs';
 import { type Env, loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
@@ -74,6 +75,12 @@ export function cliLogger(env: Env = process.env): GuardLogger {
   return deferredLogger(() => loadPino()({ name: 'quota-guard', level }, cliLogOutput));
 }
 
+/** The file of a `sqlite:` URL when it does not exist yet (the config makes it absolute). */
+function sqliteFileMissing(url: string): string | undefined {
+  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+  return path !== ':memory:' && !existsSync(path) ? path : undefined;
+}
+
 /** Load the config and open its ledger store. */
 export async function openContext(opts: ConfigOptions, options: OpenContextOptions = {}): Promise<Context> {
   const env = options.env ?? process.env;
@@ -83,6 +90,9 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
   // (and its reconnect timer) left behind by a failing command would keep the process alive.
   const logger = options.logger ?? cliLogger(env);
   const s = config.store;
+  // A new ledger file is worth a line: a spend from a config that names another file than the
+  // jobs use would otherwise start a second quota silently.
+  const newFile = s.kind === 'sqlite' && !options.readOnly ? sqliteFileMissing(s.url) : undefined;
   const ledger = await openLedger(s.url, {
     ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
     ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),
@@ -97,6 +107,9 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
         'the host clock stepped: the SQLite ledger moved its stored times with it, so windows stay in real time',
       ),
   });
+  if (newFile !== undefined) {
+    logger.warn({ path: newFile }, 'created a new SQLite ledger: nothing was spent through this file before');
+  }
   try {
     return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };
   } catch (e) {

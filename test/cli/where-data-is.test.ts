@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { dataDir } from '../../src/config/paths.js';
+import { runChild } from '../e2e/helpers.js';
 import { cli, expectOneLine } from './helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'qg-where-'));
@@ -99,6 +100,18 @@ describe('where the data is', () => {
     );
     expect(existsSync(join(data, 'quota.db'))).toBe(false);
     expect(existsSync(join(data, 'cache.db'))).toBe(false);
+  });
+
+  it('a spend that creates a new ledger file says so, once', async () => {
+    const data = fresh('new');
+    const env = { QUOTA_GUARD_DATA: data, LOG_LEVEL: 'warn' };
+    const first = await runChild(['spend', 'default', '--cost', '1'], env);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('created a new SQLite ledger');
+    expect(first.stderr).toContain(join(data, 'quota.db'));
+    const second = await runChild(['spend', 'default', '--cost', '1'], env);
+    expect(second.code).toBe(0);
+    expect(second.stderr).not.toContain('created a new SQLite ledger');
   });
 
   it('the data directory: QUOTA_GUARD_DATA, else STATE_DIRECTORY, else XDG_DATA_HOME, else ~/.local/share', () => {
