@@ -106,6 +106,9 @@ export class InvalidArgumentError extends QuotaGuardError {
 /** A spend whose cost can never fit under a budget's limit. */
 export class CostExceedsLimitError extends QuotaGuardError {
   override name = 'CostExceedsLimitError';
+  constructor(message: string, options: QuotaGuardErrorOptions = {}) {
+    super('QG_COST_EXCEEDS_LIMIT', message, options);
+  }
 }
 
 /** The ledger store (Redis or SQLite) could not be reached or timed out. Fail-open/closed applies. */

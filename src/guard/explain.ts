@@ -76,7 +76,6 @@ export function explainLedgerError(
   if (!source) return e;
   if (e.code === 'QG_COST_EXCEEDS_LIMIT') {
     return new CostExceedsLimitError(
-      e.code,
       `a cost of ${units(d['cost'])} units can never be allowed: ${source.name} allows at most ${units(d['limit'])} (${source.limitSetting})`,
       { cause: e, field: 'cost', details: d },
     );

@@ -81,7 +81,7 @@ function isUpstreamError(e: unknown): e is UpstreamError {
  * not attribute to any project (keyInvalid). The guard refunds these spends.
  */
 export function notCharged(e: unknown): boolean {
-  return isUpstreamError(e) && (e.reached === 'never' || e.code === 'QG_UPSTREAM_KEY_INVALID');
+  return isUpstreamError(e) && !e.charged;
 }
 
 function iso(ms: number): string {

@@ -89,15 +89,13 @@ async function bucketStatus(
   if (w.resetsAt !== undefined) {
     // The day's log frees all at once at the upstream's midnight.
     freesUp = FREES_UP_AMOUNTS.map(() => (snap.used === 0 ? 0 : Math.max(0, w.resetsAt! - now)));
-  } else if (ledger.freesUpIn) {
+  } else {
     freesUp = await ledger.freesUpIn({
       key: w.key,
       windowMs: w.windowMs,
       limit: bucket.ceilings.scheduled,
       amounts: [...FREES_UP_AMOUNTS],
     });
-  } else {
-    freesUp = FREES_UP_AMOUNTS.map(() => null);
   }
   const byRegion: Record<string, number> = {};
   const byMethod: Record<string, number> = {};

@@ -102,7 +102,7 @@ export interface Ledger {
    * When the units currently in the window free up: for each requested amount, ms from now until
    * that many units (beyond what is free now under `limit`) become available. Used by `status`.
    */
-  freesUpIn?(req: PeekRequest & { limit: number; amounts: number[] }): Promise<number[]>;
+  freesUpIn(req: PeekRequest & { limit: number; amounts: number[] }): Promise<number[]>;
   /**
    * What became of a spend whose answer never came (see UnsettledSpend), asked once the store
    * answers again; with `refund` an entry that landed is taken out. Idempotent. Rejects with

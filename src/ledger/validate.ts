@@ -99,7 +99,6 @@ export function validateSpend(req: unknown): ValidSpend {
     const b = budgets[i]!;
     if (cost > b.limit) {
       throw new CostExceedsLimitError(
-        'QG_COST_EXCEEDS_LIMIT',
         `cost: ${cost} is more than budgets[${i}].limit ${b.limit} on key '${b.key}'; it could never be allowed`,
         { field: 'cost', details: { key: b.key, cost, limit: b.limit } },
       );

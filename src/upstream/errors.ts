@@ -65,8 +65,12 @@ export class UpstreamError extends QuotaGuardError {
     if (options.url !== undefined) this.url = options.url;
   }
 
-  /** The upstream charged (or may have charged) this request. */
+  /**
+   * Whether a project may have been charged for this request: not when it never reached the
+   * upstream, nor when the upstream rejected its key (it could attribute it to no project). The
+   * guard refunds the spend of a request that was not charged.
+   */
   get charged(): boolean {
-    return this.reached !== 'never';
+    return this.reached !== 'never' && this.code !== 'QG_UPSTREAM_KEY_INVALID';
   }
 }

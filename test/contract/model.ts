@@ -140,7 +140,7 @@ export async function runModel(ledger: Ledger, o: ModelOptions): Promise<void> {
       const k = pick(keys);
       const limit = pick([20, 35, 50]);
       const amounts = [1, 10, 40];
-      const got = await ledger.freesUpIn!({ key: k.key, windowMs: k.windowMs, limit, amounts });
+      const got = await ledger.freesUpIn({ key: k.key, windowMs: k.windowMs, limit, amounts });
       if (o.exact) {
         const u = used(k, clock);
         const want = amounts.map((a) => {

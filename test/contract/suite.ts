@@ -374,7 +374,7 @@ export function describeLedgerContract(target: ContractTarget): void {
           expect(ms).toBeLessThanOrEqual(expiresAt - r.before + 1);
         };
         const r = await between(() =>
-          ledger.freesUpIn!({ key: k, windowMs: W, limit: 100, amounts: [1, 50, 100, 500] }),
+          ledger.freesUpIn({ key: k, windowMs: W, limit: 100, amounts: [1, 50, 100, 500] }),
         );
         const [a1, a50, a100, a500] = r.out;
         expectWait(a1!, one.at! + W, r);
@@ -382,10 +382,10 @@ export function describeLedgerContract(target: ContractTarget): void {
         expect(a100).toBe(a50);
         expect(a500).toBe(a50); // more than the window holds: when the window empties
         // A lower ceiling (already exceeded): the first unit under it frees when the 99 goes.
-        const low = await between(() => ledger.freesUpIn!({ key: k, windowMs: W, limit: 60, amounts: [1] }));
+        const low = await between(() => ledger.freesUpIn({ key: k, windowMs: W, limit: 60, amounts: [1] }));
         expectWait(low.out[0]!, big.at! + W, low);
         expect(
-          await ledger.freesUpIn!({ key: key('empty'), windowMs: W, limit: 10, amounts: [1, 5] }),
+          await ledger.freesUpIn({ key: key('empty'), windowMs: W, limit: 10, amounts: [1, 5] }),
         ).toEqual([0, 0]);
       });
     });
@@ -420,7 +420,7 @@ export function describeLedgerContract(target: ContractTarget): void {
         await expect(ledger.block(k, Number.NaN)).rejects.toMatchObject({ field: 'untilEpochMs' });
         await expect(ledger.block('', 1)).rejects.toMatchObject({ field: 'key' });
         await expect(
-          ledger.freesUpIn!({ key: k, windowMs: 1000, limit: 10, amounts: [0] }),
+          ledger.freesUpIn({ key: k, windowMs: 1000, limit: 10, amounts: [0] }),
         ).rejects.toMatchObject({ field: 'amounts[0]' });
         await expect(ledger.refund({ allowed: true, retryAfterMs: 0, remaining: 0 })).rejects.toMatchObject({
           field: 'decision.id',

@@ -68,6 +68,8 @@ describe('HTTP answers become typed errors with reached = yes', () => {
         reached: 'yes',
       });
       expect(e.exitCode).toBe(78);
+      // It reached the upstream, but no project can be charged for a key the upstream does not know.
+      expect(e.charged).toBe(false);
     } finally {
       await other.close();
     }
