@@ -33,7 +33,10 @@ const PRIMARY: Record<string, { kind: FailureKind; says: string }> = {
   SQLITE_FULL: { kind: 'unavailable', says: 'the disk is full' },
   SQLITE_READONLY: { kind: 'unavailable', says: 'the file or its directory is read-only' },
   SQLITE_IOERR: { kind: 'unavailable', says: 'disk I/O error' },
-  SQLITE_CANTOPEN: { kind: 'unavailable', says: 'the file cannot be opened' },
+  SQLITE_CANTOPEN: {
+    kind: 'unavailable',
+    says: 'the file cannot be opened (it and its directory must be writable: WAL keeps -wal and -shm files beside it)',
+  },
   SQLITE_PERM: { kind: 'unavailable', says: 'access denied' },
   SQLITE_AUTH: { kind: 'unavailable', says: 'access denied' },
   SQLITE_NOLFS: { kind: 'unavailable', says: 'the file is too large for this file system' },
