@@ -23,6 +23,9 @@ import {
   type RunTotal,
 } from './types.js';
 
+/** A credential's history keys expire this long after its last recorded run (every key in the store expires). */
+export const HISTORY_TTL_MS = 90 * 86_400_000;
+
 /** Entries read per round trip while filtering. */
 const PAGE = 500;
 /** Stream ids are the Redis server's clock and `since` the host's: read this much earlier, then filter exactly. */
@@ -125,6 +128,8 @@ export async function openRedisHistory(
           m.hset(`${key}:success`, r.region, String(r.finishedAt));
         const field = `${jobKind(r.job)}|${r.outcome}`;
         m.hincrby(`${key}:totals`, `${field}|runs`, 1).hincrby(`${key}:totals`, `${field}|units`, r.units);
+        // Like every ledger key, these expire: a credential that runs nothing for HISTORY_TTL_MS loses them.
+        for (const k of [key, `${key}:success`, `${key}:totals`]) m.pexpire(k, HISTORY_TTL_MS);
         const replies = await m.exec();
         const failed = replies?.find(([e]) => e);
         if (failed) throw failed[0];

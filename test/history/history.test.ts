@@ -3,7 +3,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { regionFreshness } from '../../src/history/freshness.js';
 import { type RunHistory, type RunSummary, regionOfJob } from '../../src/history/index.js';
-import { openRedisHistory } from '../../src/history/redis.js';
+import { HISTORY_TTL_MS, openRedisHistory } from '../../src/history/redis.js';
 import { openSqliteHistory } from '../../src/history/sqlite.js';
 import { dir } from '../cli/helpers.js';
 
@@ -138,5 +138,29 @@ describe('region freshness', () => {
     expect(regionOfJob('trending:US')).toBe('US');
     expect(regionOfJob('trending:US:10')).toBe('US');
     expect(regionOfJob('backfill')).toBeNull();
+  });
+});
+
+describe('run history keys on Redis', () => {
+  it('expire like every other key in the store, renewed by each run recorded', async () => {
+    const prefix = `${inject('keyPrefix')}histttl${n++}:`;
+    const h = await openRedisHistory('redis', inject('redisUrl'), { keyPrefix: prefix });
+    opened.push(h);
+    await h.record(run({ startedAt: Date.now() - 2_000 }));
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(inject('redisUrl'));
+    try {
+      const keys = await redis.keys(`${prefix}*`);
+      expect(keys.sort()).toEqual(
+        ['qg:{main}:runs', 'qg:{main}:runs:success', 'qg:{main}:runs:totals'].map((k) => prefix + k),
+      );
+      for (const k of keys) {
+        const ttl = await redis.pttl(k);
+        expect(ttl, k).toBeGreaterThan(HISTORY_TTL_MS - 60_000);
+        expect(ttl, k).toBeLessThanOrEqual(HISTORY_TTL_MS);
+      }
+    } finally {
+      redis.disconnect();
+    }
   });
 });
