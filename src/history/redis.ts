@@ -10,7 +10,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { credentialKeyPrefix } from '../guard/keys.js';
 import type { JobOutcome } from '../jobs/types.js';
-import { connectRedis, mapRedisError } from '../ledger/redis.js';
+import { closeRedis, connectRedis, mapRedisError } from '../ledger/redis.js';
 import type { LedgerKind, OpenLedgerOptions } from '../ledger/types.js';
 import {
   DEFAULT_HISTORY_LIMIT,
@@ -169,12 +169,8 @@ export async function openRedisHistory(
         `${a.credential}|${a.job}|${a.outcome}`.localeCompare(`${b.credential}|${b.job}|${b.outcome}`),
       );
     },
-    async close() {
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
+    close() {
+      return closeRedis(client);
     },
   };
 }

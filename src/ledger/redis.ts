@@ -442,21 +442,25 @@ class RedisBackend implements LedgerBackend {
     });
   }
 
-  /**
-   * QUIT when the connection is up and answers quickly; otherwise (down, stopped, reconnecting)
-   * drop the sockets at once. Either way no reconnect timer or socket is left to keep the process
-   * alive: a CLI command on a dead Redis ends as soon as its work is done.
-   */
-  async close(): Promise<void> {
-    const client = this.#client;
-    if (client.status === 'ready') {
-      try {
-        await within(client.quit(), QUIT_TIMEOUT_MS, 'QUIT not answered');
-        return;
-      } catch {
-        // Not answered in time: drop the connection below.
-      }
-    }
-    client.disconnect();
+  close(): Promise<void> {
+    return closeRedis(this.#client);
   }
+}
+
+/**
+ * QUIT when the connection is up and answers quickly; otherwise (down, stopped, reconnecting) drop
+ * the sockets at once. Either way no reconnect timer or socket is left to keep the process alive: a
+ * CLI command on a dead Redis ends as soon as its work is done. Every client connectRedis made
+ * closes this way.
+ */
+export async function closeRedis(client: Redis | Cluster): Promise<void> {
+  if (client.status === 'ready') {
+    try {
+      await within(client.quit(), QUIT_TIMEOUT_MS, 'QUIT not answered');
+      return;
+    } catch {
+      // Not answered in time: drop the connection below.
+    }
+  }
+  client.disconnect();
 }
