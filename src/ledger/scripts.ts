@@ -23,16 +23,33 @@ export interface LoadedScript {
   lua: string;
   /** SHA1 of `lua`: what SCRIPT LOAD answers and what EVALSHA uses. */
   sha: string;
+  /** The number of KEYS, from the file name (`peek-2` → 2); undefined when the caller decides (`spend`). */
+  keys: number | undefined;
 }
 
 /** `--- @include "name"` on a line of its own, at any indentation: replaced by lua/includes/name.lua. */
 const INCLUDE = /^[ \t]*--- @include "([\w-]+)"[ \t]*$/gm;
 
-function inline(source: string, dir: string, depth = 0): string {
-  if (depth > 8) throw new Error(`lua includes nested too deep in ${dir}`);
-  return source.replace(INCLUDE, (_line, name: string) =>
-    inline(readFileSync(`${dir}includes/${name}.lua`, 'utf8'), dir, depth + 1).trimEnd(),
-  );
+/**
+ * `source` (the file `from`, relative to `dir`) with every include line replaced by the include's
+ * text, recursively. An include is inlined at each line that asks for it, even twice in one script:
+ * branch-scoped includes rely on it (docs/lua.md). A missing include or a cycle is reported with
+ * the file that asked for it.
+ */
+function inline(source: string, dir: string, from: string, chain: readonly string[] = []): string {
+  return source.replace(INCLUDE, (_line, name: string) => {
+    const file = `includes/${name}.lua`;
+    if (chain.includes(name)) {
+      throw new Error(`lua/${from}: @include "${name}" is a cycle (${[...chain, name].join(' → ')})`);
+    }
+    let text: string;
+    try {
+      text = readFileSync(`${dir}${file}`, 'utf8');
+    } catch {
+      throw new Error(`lua/${from}: @include "${name}": there is no lua/${file}`);
+    }
+    return inline(text, dir, file, [...chain, name]).trimEnd();
+  });
 }
 
 /** Every script in `lua/`, ready to send. */
@@ -41,8 +58,15 @@ export function loadScripts(dir = LUA_DIR): LoadedScript[] {
     .filter((f) => f.endsWith('.lua'))
     .sort()
     .map((f) => {
-      const lua = inline(readFileSync(`${dir}${f}`, 'utf8'), dir);
-      return { file: f.slice(0, -'.lua'.length), lua, sha: createHash('sha1').update(lua).digest('hex') };
+      const lua = inline(readFileSync(`${dir}${f}`, 'utf8'), dir, f);
+      const file = f.slice(0, -'.lua'.length);
+      const keys = /-(\d+)$/.exec(file)?.[1];
+      return {
+        file,
+        lua,
+        sha: createHash('sha1').update(lua).digest('hex'),
+        keys: keys === undefined ? undefined : Number(keys),
+      };
     });
 }
 
@@ -75,11 +99,15 @@ class ScriptCaller {
   readonly #client: Redis | Cluster;
   readonly lua: string;
   readonly sha: string;
+  readonly #file: string;
+  readonly #keys: number | undefined;
 
   constructor(client: Redis | Cluster, s: LoadedScript) {
     this.#client = client;
     this.lua = s.lua;
     this.sha = s.sha;
+    this.#file = s.file;
+    this.#keys = s.keys;
   }
 
   /** `args[0]` is overwritten with the SHA; the others are numkeys, KEYS, ARGV. */
@@ -95,9 +123,15 @@ class ScriptCaller {
     return this.#client.sendCommand(new Command('eval', args, UTF8)) as Promise<ScriptReply>;
   }
 
-  /** numkeys, KEYS, ARGV: evalsha with the NOSCRIPT fallback, for the calls off the hot path. */
-  call(...keysAndArgs: ScriptArg[]): Promise<ScriptReply> {
-    const args = ['', ...keysAndArgs];
+  /**
+   * KEYS and ARGV: evalsha with the NOSCRIPT fallback, for the calls off the hot path. The key count
+   * is the file name's (`peek-2`: two keys); a call with another number of keys is a bug.
+   */
+  call(keys: readonly string[], ...argv: ScriptArg[]): Promise<ScriptReply> {
+    if (this.#keys !== undefined && keys.length !== this.#keys) {
+      throw new Error(`lua/${this.#file}.lua takes ${this.#keys} key(s), called with ${keys.length}`);
+    }
+    const args: ScriptArg[] = ['', keys.length, ...keys, ...argv];
     return this.evalsha(args).catch((e: unknown) => this.retry(args, e));
   }
 }
@@ -242,7 +276,7 @@ export class LedgerScripts {
 
   async refund(keys: readonly string[], id: string): Promise<number> {
     const ks = this.spendKeys(keys);
-    const r = await this.#refund.call(ks.length, ...ks, id);
+    const r = await this.#refund.call(ks, id);
     if (Array.isArray(r)) fail(r, keys[Math.max(0, Number(r[1]) - 1)] ?? keys[0]!);
     return Number(r);
   }
@@ -254,7 +288,7 @@ export class LedgerScripts {
 
   async peek(key: string, windowMs: number): Promise<Snapshot> {
     const ik = this.#internal(key);
-    const r = asArray(await this.#peek.call(2, ik.log, ik.meta, windowMs), 'peek');
+    const r = asArray(await this.#peek.call([ik.log, ik.meta], windowMs), 'peek');
     if (Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
     const snap: Snapshot = { used: Number(r[1]), calls: Number(r[2]), byTag: {}, now: Number(r[0]) };
     if (snap.calls > 0) {
@@ -272,18 +306,18 @@ export class LedgerScripts {
 
   async freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]> {
     const ik = this.#internal(key);
-    const r = asArray(await this.#frees.call(2, ik.log, ik.meta, windowMs, limit, ...amounts), 'frees');
+    const r = asArray(await this.#frees.call([ik.log, ik.meta], windowMs, limit, ...amounts), 'frees');
     if (r.length > 0 && Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
     return r.map(Number);
   }
 
   async block(key: string, untilEpochMs: number, reason: string): Promise<void> {
-    const r = await this.#block.call(1, this.#internal(key).meta, untilEpochMs, reason);
+    const r = await this.#block.call([this.#internal(key).meta], untilEpochMs, reason);
     if (Array.isArray(r)) fail(r, key);
   }
 
   async unblock(key: string): Promise<void> {
-    const r = await this.#unblock.call(1, this.#internal(key).meta);
+    const r = await this.#unblock.call([this.#internal(key).meta]);
     if (Array.isArray(r)) fail(r, key);
   }
 }
