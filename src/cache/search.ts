@@ -109,8 +109,10 @@ export class Searcher {
   }
 
   /**
-   * Documents containing a term: words counted up to `commonTermDocs + 1` (a bounded scan); a
-   * prefix estimated from the hot index (see `prefix`). A phrase has at most its rarest word's count.
+   * What a term costs bm25, in documents: a word's documents, counted up to `commonTermDocs + 1`
+   * (a bounded scan) or estimated from the hot index; a prefix's (see `prefix`). A phrase costs
+   * as much as its commonest word, whose whole match list bm25 reads, however rare the phrase is
+   * (`"of the rarest"`; a Thai or katakana word is a phrase of common letter pairs).
    */
   termDocs(term: QueryTerm): number {
     const key = `${this.writer.indexedUpTo()}:${this.writer.generation}`;
@@ -122,10 +124,11 @@ export class Searcher {
       this.hotVideos = undefined;
       this.countsKey = key;
     }
-    let docs = Number.POSITIVE_INFINITY;
+    // bm25 reads the match list of every token of a phrase: its cost is that of its commonest token.
+    let docs = 0;
     term.tokens.forEach((tok, i) => {
       if (term.prefix && i === term.tokens.length - 1) {
-        docs = Math.min(docs, this.prefix(tok).docs);
+        docs = Math.max(docs, this.prefix(tok).docs);
         return;
       }
       const fts = `"${tok}"`;
@@ -138,7 +141,7 @@ export class Searcher {
             .get(fts, this.opts.commonTermDocs + 1) as number);
         this.counts.set(fts, c);
       }
-      docs = Math.min(docs, c);
+      docs = Math.max(docs, c);
     });
     return docs;
   }

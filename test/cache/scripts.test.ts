@@ -36,25 +36,25 @@ const GREEK = [
   { title: 'ΕΙΔΗΣΕΙΣ: Καιρός και θερμοκρασίες αύριο', tags: ['ειδήσεις'], channel: 'Ειδήσεις Τώρα' },
 ];
 
+/** The scripts checked, how to tell them, and whether they separate words with spaces. */
+const SCRIPTS: ReadonlyArray<readonly [string, RegExp, boolean]> = [
+  ['Latin', /\p{Script=Latin}/u, true],
+  ['Greek', /\p{Script=Greek}/u, true],
+  ['Cyrillic', /\p{Script=Cyrillic}/u, true],
+  ['Devanagari', /\p{Script=Devanagari}/u, true],
+  ['Tamil', /\p{Script=Tamil}/u, true],
+  ['Bengali', /\p{Script=Bengali}/u, true],
+  ['Japanese', /[\p{Script=Hiragana}\p{Script=Katakana}]/u, false],
+  ['Han', /\p{Script=Han}/u, false],
+  ['Hangul', /\p{Script=Hangul}/u, true],
+  ['Thai', /\p{Script=Thai}/u, false],
+  ['Arabic', /\p{Script=Arabic}/u, true],
+  ['Hebrew', /\p{Script=Hebrew}/u, true],
+];
+
 /** The script a word is written in (its first letter's), for the per-script figures. */
 function scriptOf(word: string): string {
-  for (const [name, re] of [
-    ['Latin', /\p{Script=Latin}/u],
-    ['Greek', /\p{Script=Greek}/u],
-    ['Cyrillic', /\p{Script=Cyrillic}/u],
-    ['Devanagari', /\p{Script=Devanagari}/u],
-    ['Tamil', /\p{Script=Tamil}/u],
-    ['Bengali', /\p{Script=Bengali}/u],
-    ['Japanese', /[\p{Script=Hiragana}\p{Script=Katakana}]/u],
-    ['Han', /\p{Script=Han}/u],
-    ['Hangul', /\p{Script=Hangul}/u],
-    ['Thai', /\p{Script=Thai}/u],
-    ['Arabic', /\p{Script=Arabic}/u],
-    ['Hebrew', /\p{Script=Hebrew}/u],
-  ] as const) {
-    if (re.test(word)) return name;
-  }
-  return 'digits';
+  return SCRIPTS.find(([, re]) => re.test(word))?.[0] ?? 'digits';
 }
 
 /** What a reader takes for words: text between spaces and punctuation, with a letter or digit. */
@@ -184,20 +184,7 @@ describe('search in every script', () => {
         `${script}: ${t.asked - t.missed.length}/${t.asked}${t.missed.length ? ` missed: ${t.missed.join(', ')}` : ''}`,
     );
     console.log(`words found per script\n  ${lines.join('\n  ')}`);
-    const expected = [
-      'Latin',
-      'Greek',
-      'Cyrillic',
-      'Devanagari',
-      'Tamil',
-      'Bengali',
-      'Japanese',
-      'Han',
-      'Hangul',
-      'Thai',
-      'Arabic',
-      'Hebrew',
-    ];
+    const expected = SCRIPTS.map(([name]) => name);
     for (const script of expected) {
       const t = tally.get(script);
       expect(t, script).toBeDefined();
@@ -272,17 +259,7 @@ describe('search in every script', () => {
   });
 
   it('prefixes work in the scripts that separate words with spaces', () => {
-    const spaced = new Set([
-      'Latin',
-      'Greek',
-      'Cyrillic',
-      'Devanagari',
-      'Tamil',
-      'Bengali',
-      'Arabic',
-      'Hebrew',
-      'Hangul',
-    ]);
+    const spaced = new Set(SCRIPTS.filter(([, , spaces]) => spaces).map(([name]) => name));
     const tally = new Map<string, number>();
     for (const m of made) {
       for (const word of readerWords(m.title)) {
