@@ -1,4 +1,4 @@
-export { type SimulatorControl, simulatorControl } from './control.js';
+export { type SimulatorControl, simulatorControl } from './control-client.js';
 export type { FaultControl, FaultKind, FaultOptions, FaultState, RateLimitBurst } from './faults.js';
 export type { BucketUsage as SimulatorBucketUsage } from './quota.js';
 export {

@@ -16,7 +16,7 @@ import { DEFAULT_REGIONS as CONFIG_DEFAULT_REGIONS } from '../config/defaults.js
 import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
 import { getProfile, methodSpec, PROFILE_IDS, type ProfileId, type QuotaProfile } from '../quota/profiles.js';
 import { buildRoutes } from './api.js';
-import { handleControl } from './control-api.js';
+import { handleControl } from './control-routes.js';
 import { Corpus } from './corpus.js';
 import { type ApiError, apiErrors, errorBody } from './envelope.js';
 import { type FaultControl, type FaultKind, type FaultOptions, type FaultState, Faults } from './faults.js';
