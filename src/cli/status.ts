@@ -147,6 +147,18 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
           `${x.id === b.pace?.id ? 'pace' : `budget ${x.id}`}${scope}: ${formatNumber(x.used)} of ${formatNumber(x.limit)} per ${formatDuration(x.windowMs)}, ${formatNumber(x.remaining)} left${held.length ? ` (* so ${held.length === TIERS.length ? 'every tier' : held.join(' and ')} can spend ${formatNumber(x.remaining)})` : ''}`,
         );
       }
+      const bf = b.backfill;
+      if (bf.scheduledNeed > 0 || bf.spentToday > 0) {
+        const held =
+          bf.scheduledNeed > 0
+            ? ` (${formatNumber(bf.scheduledNeed)} held back for ${bf.scheduledRunsLeft} scheduled runs left today)`
+            : '';
+        const paced =
+          bf.allowedByNow !== null ? `, ${formatNumber(bf.allowedByNow)} allowed by now on its line` : '';
+        notes.push(
+          `backfill: up to ${formatNumber(bf.ceiling)} in the bucket${held}; pace ${bf.pace}: ${formatNumber(bf.spentToday)} spent today${paced}`,
+        );
+      }
       if (b.used > 0) {
         notes.push(`by region: ${breakdown(b.byRegion)}`);
         notes.push(`by method: ${breakdown(b.byMethod)}`);

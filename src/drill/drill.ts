@@ -5,11 +5,12 @@
  * - The simulator's day lasts `daySeconds`, and so does the credential's sliding window; the
  *   schedules are scaled to match (an "hour" is a 24th of the day, rounded to a period node-cron can
  *   tick: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60 seconds, or whole minutes dividing an hour).
- * - 8 regional trending jobs every hour, staggered by 2 scaled minutes; the backfill every hour, half
- *   an hour later, with a cache backlog larger than the whole day's quota and an hourly budget that
- *   spreads it over the day (as `backfill-hourly` does in production).
+ * - 8 regional trending jobs every hour, staggered by 2 scaled minutes; the backfill every hour, 20
+ *   scaled minutes later (after the last region), with a cache backlog larger than the whole day's
+ *   quota, paced over the simulator's day by the guard (`backfill.pace: day`, the default).
  * - A manual burst of `search.list` calls at a third of the day, and "someone else spent 2,000
- *   units of the key" injected at the simulator at mid-day, behind the guard's back.
+ *   units of the key" injected at the simulator at mid-day (or when `behindAt` says), behind the
+ *   guard's back.
  *
  * Checked at the end: the bucket the backfill spends is used (≥ 0.99 of what was spendable), the
  * upstream answered quotaExceeded at most once before the guard blocked the bucket and never after,
@@ -31,6 +32,7 @@ import type { JobResult } from '../jobs/types.js';
 import { openLedger } from '../ledger/index.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { HttpAddress } from '../metrics/server.js';
+import { trendingRuns } from '../plan/runs.js';
 import { getProfile, PROFILES, type ProfileId, profileData, type QuotaProfile } from '../quota/profiles.js';
 import { type Service, startService } from '../scheduler/service.js';
 import { type Simulator, startSimulator } from '../simulator/index.js';
@@ -61,6 +63,8 @@ export interface DrillOptions {
   quota?: number;
   /** Units someone else spends of the key at mid-day, behind the guard's back (default 20 % of the quota). */
   behind?: number;
+  /** When in the day someone else spends them, as a fraction of the day (default 0.5, mid-day). */
+  behindAt?: number;
   /** Manual `search.list` calls in the burst (default 5 for a 10,000-unit quota, in proportion to it). */
   burstCalls?: number;
   /** Pages per chart (default 4, the whole chart, for a 10,000-unit quota; in proportion to it, at least 1). */
@@ -137,6 +141,16 @@ export interface DrillReport {
   skippedTicks: number;
   /** When the upstream blocked the bucket, as a fraction of the day (null when it never did). */
   blockedAtDayFraction: number | null;
+  /** When the upstream first answered quotaExceeded (ran dry), as a fraction of the day (null: never). */
+  dryAtDayFraction: number | null;
+  /** When someone else spent behind the guard's back, as a fraction of the day. */
+  behindAtDayFraction: number;
+  /** Regional trending runs that completed (`done`) ÷ those the schedule had in the day. */
+  trendingRunsCompleted: number;
+  trendingRunsDone: number;
+  trendingRunsScheduled: number;
+  /** The backfill bucket's use over the day: one point per sample (fraction of the day, units the upstream counted). */
+  curve: Array<{ f: number; used: number; ours: number; line: number | null }>;
   buckets: Record<string, DrillBucket>;
   checks: DrillCheck[];
   elapsedMs: number;
@@ -173,6 +187,7 @@ function cronEvery(seconds: number): string {
 
 interface Tally {
   firstBlockAt: number | null;
+  firstDryAt: number | null;
   quotaExceededBeforeBlock: number;
   quotaExceededTotal: number;
   allowedAfterBlock: number;
@@ -186,6 +201,7 @@ interface Tally {
 function tally(): Tally & { on(e: GuardEvent): void } {
   const t: Tally & { on(e: GuardEvent): void } = {
     firstBlockAt: null,
+    firstDryAt: null,
     quotaExceededBeforeBlock: 0,
     quotaExceededTotal: 0,
     allowedAfterBlock: 0,
@@ -198,6 +214,7 @@ function tally(): Tally & { on(e: GuardEvent): void } {
       switch (e.type) {
         case 'upstream-error':
           if (e.error.reason === 'quotaExceeded') {
+            t.firstDryAt ??= Date.now();
             t.quotaExceededTotal++;
             if (t.firstBlockAt === null) t.quotaExceededBeforeBlock++;
           }
@@ -246,7 +263,21 @@ function quietLogger(): GuardLogger & { warnings: number; last: string[] } {
 }
 
 function seedBacklog(path: string, videos: number): void {
+  fillBacklog(path, videos);
+  // Index it now, on today's clock: otherwise the first job runs of the day do, for seconds, and
+  // their next ticks are skipped.
   const cache = openCache(path);
+  try {
+    cache.flush();
+    cache.rebuildHotIndex();
+  } finally {
+    cache.close();
+  }
+}
+
+function fillBacklog(path: string, videos: number): void {
+  // Last refreshed a day ago: all of it is due.
+  const cache = openCache(path, { now: () => Date.now() - 86_400_000 });
   try {
     for (let i = 0; i < videos; i += 5_000) {
       const batch = [];
@@ -283,7 +314,7 @@ function drillConfig(
   const scale = o.daySeconds / DAY_SECONDS;
   const profile = drillProfile(o.profile);
   const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
-  const base = (budgets: unknown[]) =>
+  const base = (budgets: unknown[]): Config =>
     parseConfig(
       {
         store: o.keyPrefix !== undefined ? { url: o.store, keyPrefix: o.keyPrefix } : o.store,
@@ -294,7 +325,8 @@ function drillConfig(
             id: CREDENTIAL,
             apiKeyEnv: KEY_ENV,
             profile: profile.id,
-            window: `${o.daySeconds}s`,
+            // Two days: the ledger keeps the whole drill day to be read after it, as the simulator does.
+            window: `${2 * o.daySeconds}s`,
             buckets: {
               [profile.defaultBucket]: { quota: o.quota },
               // Only the backfill spends its own bucket: it needs no headroom there.
@@ -313,33 +345,28 @@ function drillConfig(
             maxPages: o.maxPages,
             timeZone: 'UTC',
           },
-          backfill: { cron: cronEvery(hourSeconds), stagger: `${hourSeconds * 500}ms`, timeZone: 'UTC' },
+          // 20 scaled minutes after the hour: after the last region's run (8 regions, 2 minutes apart).
+          backfill: {
+            cron: cronEvery(hourSeconds),
+            stagger: `${Math.round(hourSeconds * 1000) / 3}ms`,
+            timeZone: 'UTC',
+          },
         },
         maxSleep: `${Math.max(10, Math.round(30_000 * scale))}ms`,
         // A scaled hour, as the default hour is for a real day: the backlog and every page trending
-        // wrote become due again within the day. The backfill is paced by the hourly budget below.
-        backfill: { minAge: `${hourSeconds * 1000}ms`, pace: 'none' },
+        // wrote become due again within the day. The backfill is paced over the day (pace: day).
+        backfill: { minAge: `${hourSeconds * 1000}ms` },
       },
       { env: { [KEY_ENV]: o.key } },
     );
-  const first = base([]);
-  const credential = first.credential(CREDENTIAL);
+  const config = base([]);
+  const credential = config.credential(CREDENTIAL);
   const method = backfillMethod(credential);
   const spec = credential.methods[method]!;
   const bucket = credential.buckets[spec.bucket]!;
-  // An hourly budget that lets the backfill reach its ceiling by 80 % of the day, no sooner: by
-  // mid-day it has spent at most 5/8 of it, so the key still has room when someone else spends.
+  // The backfill's paced share of an hour, with room for the burst at the day's end (a quarter more).
   const runsPerDay = Math.floor(o.daySeconds / hourSeconds);
   const perHour = Math.ceil(bucket.ceilings.backfill / (0.8 * runsPerDay));
-  const config = base([
-    {
-      id: 'backfill-hourly',
-      bucket: spec.bucket,
-      tiers: ['backfill'],
-      limit: perHour,
-      window: `${hourSeconds}s`,
-    },
-  ]);
   // More work than the whole day's quota can pay for.
   const backlogVideos = Math.ceil((1.25 * bucket.quota) / spec.cost) * 50;
   return {
@@ -427,6 +454,8 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   const profileId = profile.id;
   const quota = options.quota ?? 10_000;
   const behind = options.behind ?? Math.round(quota * 0.2);
+  const behindAt = options.behindAt ?? 0.5;
+  if (!(behindAt > 0 && behindAt < 1)) throw new InvalidArgumentError('behindAt', 'must be between 0 and 1');
   // The trending and manual load keep their share of the quota when it is scaled down.
   const share = quota / 10_000;
   const burstCalls = options.burstCalls ?? Math.max(1, Math.round(5 * share));
@@ -476,6 +505,10 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     });
     progress(`seeding the cache with a backlog of ${fmt(probe.backlogVideos)} videos`);
     seedBacklog(cachePath, probe.backlogVideos);
+    // The day starts just after a tick of the schedules (as a calendar day starts at a whole hour),
+    // so that its last backfill run comes after its last trending runs, well before its end.
+    const periodMs = scaledHourSeconds(daySeconds) * 1000;
+    await sleep(Math.ceil(Date.now() / periodMs) * periodMs + 20 - Date.now());
 
     sim = await startSimulator({
       port: 0,
@@ -504,6 +537,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const t = tally();
     let skippedTicks = 0;
     const nextResetAt = sim.nextResetAt();
+    const dayMs = daySeconds * 1000;
     service = await startService({
       config,
       ledger,
@@ -517,14 +551,18 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       },
       onGuardEvent: t.on,
       onEvent: (e) => {
-        if (e.type === 'skip') skippedTicks++;
+        if (e.type !== 'skip') return;
+        skippedTicks++;
+        progress(
+          `t=${((e.at - t0) / 1000).toFixed(2)}s: tick of ${e.job} skipped, still ${e.why} since t=${((e.since - t0) / 1000).toFixed(2)}s`,
+        );
       },
       ...(options.http ? { http: options.http } : {}),
     });
     options.onStart?.(service);
     const svc = service;
     const simulator = sim;
-    const dayMs = daySeconds * 1000;
+    const serviceStartedAt = Date.now();
     progress(
       `day of ${daySeconds}s on ${ledger.kind} (${profileId}): an hour is ${hourSeconds}s, ${regions.length} regions, backfill on ${backfillBucket}`,
     );
@@ -551,8 +589,30 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
         progress(
           `t=${((Date.now() - t0) / 1000).toFixed(1)}s: someone else spent ${fmt(behind)} units behind the guard`,
         );
-      }, dayMs / 2),
+      }, dayMs * behindAt),
     );
+    // The day's spend curve: what the upstream counted on the backfill's bucket, ours, and the line.
+    const curve: DrillReport['curve'] = [];
+    let sampling = false;
+    const sample = async () => {
+      if (sampling) return;
+      sampling = true;
+      try {
+        const at = Date.now();
+        const line = await svc.guard.pacingLine(CREDENTIAL, backfillBucket, at).catch(() => undefined);
+        const u = simulator.usage(PROJECT, backfillBucket);
+        curve.push({
+          f: Math.round(((at - t0) / dayMs) * 1000) / 1000,
+          used: u.used,
+          ours: u.used - u.spentBehind,
+          line: line?.allowed ?? null,
+        });
+      } finally {
+        sampling = false;
+      }
+    };
+    const sampler = setInterval(() => void sample(), dayMs / 96);
+    timers.push(sampler);
     const report = setInterval(() => {
       const u = simulator.usage(PROJECT, backfillBucket);
       progress(
@@ -561,12 +621,15 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     }, dayMs / 8);
     timers.push(report);
 
-    // Stop before the day ends so the simulator's day and the ledger's window hold the same requests.
-    const stopAt = t0 + dayMs - (hourSeconds * 1000) / 2;
+    // Stop just before the day ends, so nothing is spent on the next one. The ledger keeps two days
+    // and the simulator's totals are cumulative: both are read after.
+    const stopAt = t0 + dayMs - Math.min(250, (hourSeconds * 1000) / 8);
     await sleep(Math.max(0, stopAt - Date.now()));
     clearInterval(report);
+    clearInterval(sampler);
     await svc.scheduler.stop('end of the day');
     await burst;
+    await sample();
 
     const buckets: Record<string, DrillBucket> = {};
     let recordedUnits = 0;
@@ -577,8 +640,9 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       const refused = simulator.requests
         .filter((r) => r.project === PROJECT && r.bucket === b.id && r.reason === 'quotaExceeded')
         .reduce((n, r) => n + r.cost, 0);
-      const usage = simulator.usage(PROJECT, b.id);
-      const spendable = Math.min(b.ceilings.scheduled, b.quota - usage.spentBehind);
+      // Read from what was spent, not from the simulator's day, which may have ended by now.
+      const spentBehind = b.id === 'units' ? behind : 0;
+      const spendable = Math.min(b.ceilings.scheduled, b.quota - spentBehind);
       const served = charged - refused;
       buckets[b.id] = {
         quota: b.quota,
@@ -586,7 +650,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
         charged,
         recorded,
         served,
-        behind: usage.spentBehind,
+        behind: spentBehind,
         spendable,
         utilisation: spendable > 0 ? Math.round((served / spendable) * 10_000) / 10_000 : 0,
       };
@@ -604,8 +668,28 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       runs[kind] = byOutcome;
     }
     const chargedUnits = simulator.charged({ project: PROJECT });
+    // Every region's run of the ticks the schedule had between the start of the service and the end
+    // of the day (a tick before the service started ran no region).
+    const { ticks } = trendingRuns(config, credential, serviceStartedAt, stopAt);
+    const stagger = config.schedules.trending.staggerMs;
+    const trendingRunsScheduled = ticks.reduce(
+      (n, tick) => n + regions.filter((_, i) => tick + i * stagger < stopAt).length,
+      0,
+    );
+    const trendingRunsDone = results.filter(
+      (r) => r.job.startsWith('trending') && r.outcome === 'done',
+    ).length;
+    const trendingRunsCompleted =
+      trendingRunsScheduled > 0 ? Math.round((trendingRunsDone / trendingRunsScheduled) * 1000) / 1000 : 1;
+    const fraction = (at: number | null) =>
+      at === null ? null : Math.round(((at - t0) / dayMs) * 1000) / 1000;
     const main = buckets[backfillBucket]!;
     const checks: DrillCheck[] = [
+      {
+        name: 'trendingRunsCompleted',
+        ok: trendingRunsCompleted >= 0.97,
+        detail: `${trendingRunsDone} of ${trendingRunsScheduled} regional trending runs completed (${(trendingRunsCompleted * 100).toFixed(1)} %, target ≥ 97 %); the upstream ran dry at ${t.firstDryAt === null ? 'no point' : `${((fraction(t.firstDryAt) ?? 0) * 100).toFixed(1)} %`} of the day`,
+      },
       {
         name: 'utilisation',
         ok: main.utilisation >= 0.99,
@@ -657,8 +741,13 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       backlogVideos: setup.backlogVideos,
       runs,
       skippedTicks,
-      blockedAtDayFraction:
-        t.firstBlockAt === null ? null : Math.round(((t.firstBlockAt - t0) / dayMs) * 1000) / 1000,
+      blockedAtDayFraction: fraction(t.firstBlockAt),
+      dryAtDayFraction: fraction(t.firstDryAt),
+      behindAtDayFraction: behindAt,
+      trendingRunsCompleted,
+      trendingRunsDone,
+      trendingRunsScheduled,
+      curve,
       buckets,
       checks,
       elapsedMs: Date.now() - started,

@@ -11,6 +11,17 @@ export {
   planSpend,
 } from './keys.js';
 export {
+  BackfillPacer,
+  backfillDayKey,
+  calendarDay,
+  type DayOf,
+  PACE_HOLD_BACK,
+  type PacingLine,
+  pacingLineAt,
+  type UpstreamDay,
+} from './pacing.js';
+export {
+  type BackfillStatus,
   type BucketStatus,
   type BudgetStatus,
   type CredentialStatus,

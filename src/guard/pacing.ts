@@ -11,9 +11,8 @@
  *   most f of that allowance (its fair share of what is left for the time that is left, recomputed
  *   at every spend). Where the backfill shares its bucket with scheduled runs, a tenth of the
  *   allowance is held back as well, so that someone spending the key unseen empties it after the
- *   day's scheduled runs, not before them. Once today's last scheduled run on the bucket has started
- *   (or, on a bucket no scheduled run spends, once the day's last backfill run is due), the line is
- *   lifted: use it or lose it.
+ *   day's scheduled runs, not before them. At the day's last backfill run the line is lifted: use it
+ *   or lose it (the scheduled need is still held back).
  *
  * The day's backfill spend is counted in a log of its own, `qg:{<credential>}:<bucket>:backfill:<day>`,
  * spent in the same atomic call as the bucket with the line as its limit.
@@ -180,10 +179,8 @@ export class BackfillPacer {
       }),
     ]);
     const shared = need.lastRunAt !== undefined;
-    const lastBackfill = day.backfill.at(-1);
-    // A bucket scheduled runs spend: lifted once the last of them has started. Otherwise: at the
-    // day's last backfill run (none today: never).
-    const burstFrom = shared ? need.lastRunAt! + this.#config.maxSleepMs : (lastBackfill ?? day.end);
+    // Lifted at the day's last backfill run (none today: never): what it leaves is lost at midnight.
+    const burstFrom = day.backfill.at(-1) ?? day.end;
     const allowance = daySnap.used + Math.max(0, ceiling - bucketSnap.used);
     const pace = this.#config.backfill.pace;
     const p: PacingLine = {

@@ -7,6 +7,7 @@ import type { BucketConfig, Config, CredentialConfig, Tier } from '../config/typ
 import type { Ledger, Snapshot } from '../ledger/types.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, budgetKey, paceKey } from './keys.js';
+import { BackfillPacer } from './pacing.js';
 import { parseTag } from './tags.js';
 
 export const FREES_UP_AMOUNTS = [1, 50, 100] as const;
@@ -54,6 +55,25 @@ export interface BucketStatus {
   byMethod: Record<string, number>;
   pace: BudgetStatus | null;
   budgets: BudgetStatus[];
+  /** The backfill on this bucket now: what is held back for today's scheduled runs, and its pacing line. */
+  backfill: BackfillStatus;
+}
+
+export interface BackfillStatus {
+  /** Units the rest of today's scheduled runs need on the bucket (held back from the backfill). */
+  scheduledNeed: number;
+  /** Scheduled runs left today on the bucket. */
+  scheduledRunsLeft: number;
+  /** The backfill's ceiling now: min(backfill ceiling, scheduled ceiling − scheduledNeed). */
+  ceiling: number;
+  /** `day`, `none` or `budget <id>` (backfill.pace). */
+  pace: string;
+  /** Units the backfill spent on the bucket today (the upstream's day). */
+  spentToday: number;
+  /** Units the pacing line allows by now (null unless paced by the day). */
+  allowedByNow: number | null;
+  /** When the line is lifted for the day's-end burst (ISO). */
+  burstFrom: string;
 }
 
 export interface CredentialStatus {
@@ -81,8 +101,10 @@ async function bucketStatus(
   credential: CredentialConfig,
   bucket: BucketConfig,
   nowMs: number,
+  pacer: BackfillPacer,
 ): Promise<BucketStatus & { blockedAt?: number; storeNow: number }> {
   const w = bucketWindow(credential, bucket, nowMs);
+  const line = await pacer.line(ledger, credential, bucket, nowMs);
   const snap: Snapshot = await ledger.peek({ key: w.key, windowMs: w.windowMs });
   const now = snap.now;
   let freesUp: Array<number | null>;
@@ -183,6 +205,15 @@ async function bucketStatus(
     byMethod,
     pace,
     budgets,
+    backfill: {
+      scheduledNeed: line.scheduledNeed,
+      scheduledRunsLeft: line.scheduledRunsLeft,
+      ceiling: line.ceiling,
+      pace: line.pace,
+      spentToday: line.spentToday,
+      allowedByNow: line.allowed,
+      burstFrom: new Date(line.burstFrom).toISOString(),
+    },
     ...(snap.blockedUntil !== undefined ? { blockedAt: snap.blockedUntil } : {}),
     storeNow: now,
   };
@@ -191,6 +222,8 @@ async function bucketStatus(
 export interface StatusOptions {
   /** Only this credential (ConfigError QG_UNKNOWN_CREDENTIAL when it is not configured). */
   credential?: string;
+  /** The schedules' clock for the backfill figures (default: the upstream's calendar days). */
+  pacer?: BackfillPacer;
   /** The clock for upstream-day keys (default `Date.now`). */
   now?: () => number;
 }
@@ -202,6 +235,7 @@ export async function quotaStatus(
   options: StatusOptions = {},
 ): Promise<StatusReport> {
   const now = (options.now ?? Date.now)();
+  const pacer = options.pacer ?? new BackfillPacer(config);
   const creds =
     options.credential !== undefined ? [config.credential(options.credential)] : config.credentials;
   let storeNow: number | undefined;
@@ -214,7 +248,7 @@ export async function quotaStatus(
         blockedAt,
         storeNow: at,
         ...s
-      } = await bucketStatus(ledger, c, b, now).catch((e: unknown) => {
+      } = await bucketStatus(ledger, c, b, now, pacer).catch((e: unknown) => {
         throw explainLedgerError(e, config, c, now);
       });
       storeNow ??= at;

@@ -3,8 +3,9 @@
  * a SQLite ledger and a guard sharing one fake clock (so nothing depends on when the test runs).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { renderStatus } from '../../src/cli/status.js';
 import { parseConfig } from '../../src/config/index.js';
-import { createGuard, type Guard } from '../../src/guard/index.js';
+import { createGuard, type Guard, quotaStatus } from '../../src/guard/index.js';
 import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { capture, openSqlite } from './helpers.js';
@@ -101,6 +102,35 @@ describe("today's scheduled runs are held back from the backfill", () => {
   });
 });
 
+describe('status shows what is held back and the line', () => {
+  it('per bucket: the scheduled need, the backfill ceiling, spent today and allowed by now', async () => {
+    const r = await rig(CLASSIC);
+    r.at(12);
+    expect(
+      (await r.guard.spend({ credential: 'c', bucket: 'units', cost: 100, tier: 'backfill' })).allowed,
+    ).toBe(true);
+    const report = await quotaStatus(r.guard.config, r.ledger, { now: () => DAY + 12 * HOUR });
+    const units = report.credentials[0]!.buckets.find((b) => b.id === 'units')!;
+    expect(units.backfill).toEqual({
+      scheduledNeed: 96,
+      scheduledRunsLeft: 24,
+      ceiling: 850,
+      pace: 'day',
+      spentToday: 100,
+      allowedByNow: Math.floor(850 * 0.5 * (1 - PACE_HOLD_BACK)),
+      burstFrom: new Date(DAY + 23.5 * HOUR).toISOString(),
+    });
+    // One line per note, wrapped to the width: read it unwrapped.
+    const text = renderStatus(report, { localZone: 'UTC' }).replace(/\s+/g, ' ');
+    expect(text).toContain(
+      'backfill: up to 850 in the bucket (96 held back for 24 scheduled runs left today);',
+    );
+    expect(text).toContain(
+      `pace day: 100 spent today, ${Math.floor(850 * 0.5 * 0.9)} allowed by now on its line`,
+    );
+  });
+});
+
 describe('the backfill is paced over the upstream day', () => {
   /** youtube-2026: the backfill spends videos.batchGetStats, its own bucket; 9,500 spendable. */
   const MODERN = {
@@ -141,15 +171,15 @@ describe('the backfill is paced over the upstream day', () => {
     expect(await spend(r, 1)).toMatchObject({ allowed: false, limitedBy: 'videos.batchGetStats' });
   });
 
-  it('holds a share back until the last scheduled run where the backfill shares the bucket with them', async () => {
+  it('holds a share back until the last backfill run where the backfill shares the bucket with scheduled runs', async () => {
     const r = await rig(CLASSIC);
     r.at(12);
     const line = await r.guard.pacingLine('c', 'units');
     // 12:00: 12 ticks × 2 regions × 4 pages are still to come, all under the 850 backfill ceiling.
     expect(line).toMatchObject({ scheduledNeed: 96, ceiling: 850, allowance: 850, holdBack: PACE_HOLD_BACK });
     expect(line.allowed).toBe(Math.floor(850 * 0.5 * (1 - PACE_HOLD_BACK)));
-    // The line is lifted once the day's last run (23:02) has started and its grace passed.
-    expect(line.burstFrom).toBe(DAY + 23 * HOUR + 2 * 60_000 + 30_000);
+    // The line is lifted at the day's last backfill run (23:30, after the last trending run at 23:02).
+    expect(line.burstFrom).toBe(DAY + 23.5 * HOUR);
     expect(pacingLineAt(line, line.burstFrom - 1)).toBeLessThan(850);
     expect(pacingLineAt(line, line.burstFrom)).toBe(850);
   });

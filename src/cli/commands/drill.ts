@@ -17,7 +17,14 @@ interface DrillCommandOptions {
   profile: string;
   config?: string;
   quota: number;
+  behindAt: number;
   keep?: boolean;
+}
+
+function fraction(value: string): number {
+  const n = Number(value);
+  if (!(n > 0 && n < 1)) throw new InvalidArgumentError('must be a number between 0 and 1');
+  return n;
 }
 
 function integer(min: number) {
@@ -50,6 +57,12 @@ export function register(program: Command): void {
       'a config file whose profiles --profile may name (nothing else in it is used)',
     )
     .option('--quota <n>', 'daily quota of the metered bucket', integer(100), 10_000)
+    .option(
+      '--behind-at <fraction>',
+      'when someone else spends 20 % of the quota behind the guard, as a fraction of the day',
+      fraction,
+      0.5,
+    )
     .option('--keep', 'keep the temporary ledger and cache files')
     .action(
       action(async (opts: DrillCommandOptions) => {
@@ -63,6 +76,7 @@ export function register(program: Command): void {
           daySeconds: opts.daySeconds,
           profile,
           quota: opts.quota,
+          behindAt: opts.behindAt,
           ...(opts.store !== undefined ? { store: opts.store } : {}),
           ...(opts.keep ? { keep: true } : {}),
           ...(progress ? { onProgress: progress } : {}),
@@ -104,6 +118,7 @@ export function renderDrill(r: DrillReport): string {
       .join('; ')}; ${r.skippedTicks} ticks skipped (job still running)`,
     `  upstream quotaExceeded: ${r.upstreamQuotaExceeded} before the block (${r.upstreamQuotaExceededTotal} in all)${r.blockedAtDayFraction !== null ? `, bucket blocked at ${(r.blockedAtDayFraction * 100).toFixed(0)}% of the day` : ''}`,
     `  scheduled spends denied: ${r.scheduledDenied} by the budget, ${r.scheduledBlocked} by the upstream block`,
+    `  trending runs completed: ${r.trendingRunsDone} of ${r.trendingRunsScheduled} (${(r.trendingRunsCompleted * 100).toFixed(1)}%); someone else spent at ${(r.behindAtDayFraction * 100).toFixed(0)}% of the day; the upstream ran dry at ${r.dryAtDayFraction === null ? 'no point' : `${(r.dryAtDayFraction * 100).toFixed(1)}% of the day`}`,
     '',
   );
   for (const c of r.checks) out.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
