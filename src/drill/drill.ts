@@ -149,8 +149,11 @@ export interface DrillReport {
   trendingRunsCompleted: number;
   trendingRunsDone: number;
   trendingRunsScheduled: number;
-  /** The backfill bucket's use over the day: one point per sample (fraction of the day, units the upstream counted). */
-  curve: Array<{ f: number; used: number; ours: number; line: number | null }>;
+  /**
+   * The backfill bucket's day, sampled: the fraction of the day, the units the upstream counted
+   * (someone else's included), ours, the backfill's, and what its pacing line allowed by then.
+   */
+  curve: Array<{ f: number; used: number; ours: number; backfill: number | null; line: number | null }>;
   buckets: Record<string, DrillBucket>;
   checks: DrillCheck[];
   elapsedMs: number;
@@ -605,6 +608,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
           f: Math.round(((at - t0) / dayMs) * 1000) / 1000,
           used: u.used,
           ours: u.used - u.spentBehind,
+          backfill: line?.spentToday ?? null,
           line: line?.allowed ?? null,
         });
       } finally {

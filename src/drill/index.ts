@@ -6,3 +6,4 @@ export {
   runDrill,
   scaledHourSeconds,
 } from './drill.js';
+export { drillSvg } from './svg.js';

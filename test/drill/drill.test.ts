@@ -9,6 +9,9 @@
  * ticks under load (a job still waiting for its stagger when its next tick came), and the day's-end
  * burst had half a second.
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { type DrillOptions, type DrillReport, runDrill } from '../../src/drill/index.js';
 import { cli, configFile } from '../cli/helpers.js';
@@ -57,8 +60,18 @@ const redis = (o: DrillOptions = {}) => ({
 });
 
 describe('drill on a short day', () => {
-  it('passes on SQLite through `quota-guard drill --json`, one object with the figures', async () => {
-    const r = await cli('drill', '--json', '--day-seconds', String(DAY_SECONDS), '--quota', String(QUOTA));
+  it('passes on SQLite through `quota-guard drill --json --svg FILE`, one object with the figures and the curve drawn', async () => {
+    const svg = join(mkdtempSync(join(tmpdir(), 'qg-drill-svg-')), 'day.svg');
+    const r = await cli(
+      'drill',
+      '--json',
+      '--svg',
+      svg,
+      '--day-seconds',
+      String(DAY_SECONDS),
+      '--quota',
+      String(QUOTA),
+    );
     expect(r.stderr).toBe('');
     const report = JSON.parse(r.stdout) as DrillReport;
     expect(report).toMatchObject({
@@ -81,6 +94,13 @@ describe('drill on a short day', () => {
       expect(typeof (report as unknown as Record<string, unknown>)[field]).toBe('number');
     expectPassed(report, QUOTA);
     expect(r.code).toBe(0);
+    // The curve: one polyline per series, a point per sample, the dry moment marked.
+    const drawn = readFileSync(svg, 'utf8');
+    expect(drawn).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    const lines = [...drawn.matchAll(/<polyline [^>]*points="([^"]*)"/g)].map((m) => m[1]!.split(' ').length);
+    expect(lines).toHaveLength(4);
+    expect(Math.max(...lines)).toBe(report.curve.length);
+    expect(drawn).toContain('upstream dry');
   }, 150_000);
 
   const cases: Array<[string, DrillOptions]> = [

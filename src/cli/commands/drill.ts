@@ -18,6 +18,7 @@ interface DrillCommandOptions {
   config?: string;
   quota: number;
   behindAt: number;
+  svg?: string;
   keep?: boolean;
 }
 
@@ -63,6 +64,7 @@ export function register(program: Command): void {
       fraction,
       0.5,
     )
+    .option('--svg <file>', "write the day's spend curve of the backfill's bucket to FILE as an SVG")
     .option('--keep', 'keep the temporary ledger and cache files')
     .action(
       action(async (opts: DrillCommandOptions) => {
@@ -81,6 +83,13 @@ export function register(program: Command): void {
           ...(opts.keep ? { keep: true } : {}),
           ...(progress ? { onProgress: progress } : {}),
         });
+        if (opts.svg !== undefined) {
+          const [{ writeFileSync }, { drillSvg }] = await Promise.all([
+            import('node:fs'),
+            import('../../drill/svg.js'),
+          ]);
+          writeFileSync(opts.svg, drillSvg(report));
+        }
         process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderDrill(report));
         return report.ok ? ExitCode.OK : ExitCode.SOFTWARE;
       }),

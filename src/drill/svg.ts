@@ -1,0 +1,86 @@
+/**
+ * The day's spend curve of a drill as a small standalone SVG (no library: a few polylines and
+ * labels): the units the upstream counted on the backfill's bucket (someone else's spend included),
+ * ours, the backfill's, and its pacing line, with the moment someone else spent and the moment the
+ * upstream ran dry marked.
+ */
+import type { DrillReport } from './drill.js';
+
+const W = 720;
+const H = 360;
+const PAD = { left: 56, right: 16, top: 40, bottom: 44 };
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const fmt = (n: number) => new Intl.NumberFormat('en-US').format(n);
+
+/** The SVG text of a drill report's curve. */
+export function drillSvg(r: DrillReport): string {
+  const bucket = r.buckets[r.backfillBucket]!;
+  const top = bucket.quota;
+  const x = (f: number) => PAD.left + Math.max(0, Math.min(1, f)) * (W - PAD.left - PAD.right);
+  const y = (u: number) => H - PAD.bottom - (Math.max(0, u) / top) * (H - PAD.top - PAD.bottom);
+  const line = (pick: (p: DrillReport['curve'][number]) => number | null) =>
+    r.curve
+      .filter((p) => pick(p) !== null)
+      .map((p) => `${x(p.f).toFixed(1)},${y(pick(p)!).toFixed(1)}`)
+      .join(' ');
+  const series: Array<{ label: string; color: string; points: string; dash?: string }> = [
+    { label: 'upstream count (someone else included)', color: '#b03a2e', points: line((p) => p.used) },
+    { label: 'ours', color: '#1f618d', points: line((p) => p.ours) },
+    { label: 'the backfill', color: '#229954', points: line((p) => p.backfill) },
+    { label: 'its pacing line', color: '#229954', points: line((p) => p.line), dash: '5 4' },
+  ];
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+    `<text x="${PAD.left}" y="16" font-size="13">${esc(
+      `quota-guard drill: ${r.profile}, ${r.store}, ${r.backfillBucket} (quota ${fmt(bucket.quota)}), a ${r.daySeconds} s day`,
+    )}</text>`,
+    `<text x="${PAD.left}" y="30" fill="#555">${esc(
+      `trending runs completed ${(r.trendingRunsCompleted * 100).toFixed(1)} %, utilisation ${(r.utilisation * 100).toFixed(2)} % of spendable, ran dry at ${r.dryAtDayFraction === null ? 'no point' : `${(r.dryAtDayFraction * 100).toFixed(1)} % of the day`}`,
+    )}</text>`,
+  ];
+  // Axes and grid: quarters of the quota, every 3 hours of the day.
+  for (let q = 0; q <= 4; q++) {
+    const u = (top * q) / 4;
+    out.push(
+      `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(u)}" y2="${y(u)}" stroke="#ddd"/>`,
+      `<text x="${PAD.left - 6}" y="${y(u) + 4}" text-anchor="end">${fmt(u)}</text>`,
+    );
+  }
+  for (let h = 0; h <= 24; h += 3) {
+    out.push(
+      `<line x1="${x(h / 24)}" x2="${x(h / 24)}" y1="${PAD.top}" y2="${H - PAD.bottom}" stroke="#eee"/>`,
+      `<text x="${x(h / 24)}" y="${H - PAD.bottom + 14}" text-anchor="middle">${String(h).padStart(2, '0')}:00</text>`,
+    );
+  }
+  out.push(
+    `<text x="${(PAD.left + W - PAD.right) / 2}" y="${H - 8}" text-anchor="middle" fill="#555">hour of the (scaled) upstream day</text>`,
+  );
+  const mark = (f: number | null, label: string, color: string, dy: number) => {
+    if (f === null) return;
+    out.push(
+      `<line x1="${x(f)}" x2="${x(f)}" y1="${PAD.top}" y2="${H - PAD.bottom}" stroke="${color}" stroke-dasharray="2 3"/>`,
+      `<text x="${x(f) - 4}" y="${PAD.top + dy}" text-anchor="end" fill="${color}">${esc(label)}</text>`,
+    );
+  };
+  mark(r.behindAtDayFraction, `someone else spends ${fmt(bucket.behind)}`, '#b03a2e', 12);
+  mark(r.dryAtDayFraction, 'upstream dry', '#7d3c98', 26);
+  for (const s of series) {
+    if (!s.points) continue;
+    out.push(
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''} points="${s.points}"/>`,
+    );
+  }
+  // Legend, bottom right above the axis.
+  series.forEach((s, i) => {
+    const ly = H - PAD.bottom - 12 - (series.length - 1 - i) * 14;
+    const lx = W - PAD.right - 230;
+    out.push(
+      `<line x1="${lx}" x2="${lx + 20}" y1="${ly - 4}" y2="${ly - 4}" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`,
+      `<text x="${lx + 26}" y="${ly}">${esc(s.label)}</text>`,
+    );
+  });
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}
