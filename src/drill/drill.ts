@@ -627,7 +627,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
 
     // Stop just before the day ends, so nothing is spent on the next one. The ledger keeps two days
     // and the simulator's totals are cumulative: both are read after.
-    const stopAt = t0 + dayMs - Math.min(250, (hourSeconds * 1000) / 8);
+    const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
     await sleep(Math.max(0, stopAt - Date.now()));
     clearInterval(report);
     clearInterval(sampler);

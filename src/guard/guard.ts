@@ -687,7 +687,7 @@ export class Guard {
 /** ms until the pacing line allows `cost` more units (or until it is lifted at day's end). */
 function paceWait(line: PacingLine, cost: number): number {
   const toBurst = Math.max(1, line.burstFrom - line.at);
-  const rate = (line.allowance * (1 - line.holdBack)) / (line.dayEnd - line.dayStart);
+  const rate = (line.allowance * (1 - line.holdBack)) / Math.max(1, line.burstFrom - line.dayStart);
   const short = line.spentToday + cost - (line.allowed ?? 0);
   if (rate <= 0 || short <= 0) return toBurst;
   return Math.min(toBurst, short / rate);

@@ -7,9 +7,9 @@
  *   (src/plan/runs.ts). The backfill's ceiling on the bucket is then
  *   `min(quota − reserve − backfillHeadroom, quota − reserve − scheduled need)`.
  * - **Pacing** (`backfill.pace: day`): the backfill's allowance for the day is what it has spent
- *   today plus what is left under its ceiling now; by a fraction f of the day it may have spent at
- *   most f of that allowance (its fair share of what is left for the time that is left, recomputed
- *   at every spend). Where the backfill shares its bucket with scheduled runs, a tenth of the
+ *   today plus what is left under its ceiling now; by a fraction f of the time from the start of the
+ *   day to its last backfill run it may have spent at most f of that allowance (its fair share of
+ *   what is left for the time that is left, recomputed at every spend). Where the backfill shares its bucket with scheduled runs, a tenth of the
  *   allowance is held back as well, so that someone spending the key unseen empties it after the
  *   day's scheduled runs, not before them. At the day's last backfill run the line is lifted: use it
  *   or lose it (the scheduled need is still held back).
@@ -72,10 +72,14 @@ export interface PacingLine {
   at: number;
 }
 
-/** Units the line allows by `t`, for the same allowance (to draw it: it rises linearly, then jumps at `burstFrom`). */
+/**
+ * Units the line allows by `t`, for the same allowance: it rises linearly from the start of the day
+ * to the day's last backfill run (`burstFrom`, the last time the backfill can spend today), where it
+ * jumps to the whole allowance.
+ */
 export function pacingLineAt(p: PacingLine, t: number): number {
   if (t >= p.burstFrom) return p.allowance;
-  const f = Math.min(1, Math.max(0, (t - p.dayStart) / (p.dayEnd - p.dayStart)));
+  const f = Math.min(1, Math.max(0, (t - p.dayStart) / (p.burstFrom - p.dayStart)));
   return Math.floor(p.allowance * f * (1 - p.holdBack));
 }
 

@@ -117,7 +117,7 @@ describe('status shows what is held back and the line', () => {
       ceiling: 850,
       pace: 'day',
       spentToday: 100,
-      allowedByNow: Math.floor(850 * 0.5 * (1 - PACE_HOLD_BACK)),
+      allowedByNow: Math.floor(((850 * 12) / 23.5) * (1 - PACE_HOLD_BACK)),
       burstFrom: new Date(DAY + 23.5 * HOUR).toISOString(),
     });
     // One line per note, wrapped to the width: read it unwrapped.
@@ -126,7 +126,7 @@ describe('status shows what is held back and the line', () => {
       'backfill: up to 850 in the bucket (96 held back for 24 scheduled runs left today);',
     );
     expect(text).toContain(
-      `pace day: 100 spent today, ${Math.floor(850 * 0.5 * 0.9)} allowed by now on its line`,
+      `pace day: 100 spent today, ${Math.floor(((850 * 12) / 23.5) * 0.9)} allowed by now on its line`,
     );
   });
 });
@@ -142,32 +142,33 @@ describe('the backfill is paced over the upstream day', () => {
 
   it('spends at most the share of its allowance the day has used, then bursts at the last run', async () => {
     const r = await rig(MODERN);
-    r.at(6); // a quarter of the day: 9,500 / 4
+    // 06:00: 6 of the 23.5 hours to the day's last backfill run (23:30).
+    r.at(6);
     expect(await r.guard.pacingLine('c', 'videos.batchGetStats')).toMatchObject({
       pace: 'day',
       allowance: 9_500,
       holdBack: 0,
-      allowed: 2_375,
+      allowed: Math.floor((9_500 * 6) / 23.5), // 2,425
       burstFrom: DAY + 23.5 * HOUR,
     });
     expect((await spend(r, 2_000)).allowed).toBe(true);
-    expect((await spend(r, 375)).allowed).toBe(true);
+    expect((await spend(r, 425)).allowed).toBe(true);
     const denied = await spend(r, 95);
     expect(denied).toMatchObject({
       allowed: false,
       reason: 'budget',
       limitedBy: 'videos.batchGetStats backfill pace',
     });
-    // 95 more units: 1 % of the day's allowance, 1 % of 24 h.
-    expect(denied.retryAfterMs).toBeGreaterThanOrEqual(0.01 * 24 * HOUR - 1);
-    expect(denied.retryAfterMs).toBeLessThanOrEqual(0.01 * 24 * HOUR + 1);
-    // Units someone else does not spend stay available: half-way, the line is at half of the allowance.
+    // 95 more units: 1 % of the day's allowance, 1 % of the 23.5 hours.
+    expect(denied.retryAfterMs).toBeGreaterThanOrEqual(0.01 * 23.5 * HOUR - 1);
+    expect(denied.retryAfterMs).toBeLessThanOrEqual(0.01 * 23.5 * HOUR + 1);
+    // 12:00: the line has risen to 12 / 23.5 of the allowance.
     r.at(12);
-    expect((await spend(r, 2_375)).allowed).toBe(true);
+    expect((await spend(r, Math.floor((9_500 * 12) / 23.5) - 2_425)).allowed).toBe(true);
     expect((await spend(r, 1)).allowed).toBe(false);
     // At the day's last backfill run the line is lifted: everything left may go.
     r.at(23.5);
-    expect((await spend(r, 9_500 - 4_750)).allowed).toBe(true);
+    expect((await spend(r, 9_500 - Math.floor((9_500 * 12) / 23.5))).allowed).toBe(true);
     expect(await spend(r, 1)).toMatchObject({ allowed: false, limitedBy: 'videos.batchGetStats' });
   });
 
@@ -177,7 +178,7 @@ describe('the backfill is paced over the upstream day', () => {
     const line = await r.guard.pacingLine('c', 'units');
     // 12:00: 12 ticks × 2 regions × 4 pages are still to come, all under the 850 backfill ceiling.
     expect(line).toMatchObject({ scheduledNeed: 96, ceiling: 850, allowance: 850, holdBack: PACE_HOLD_BACK });
-    expect(line.allowed).toBe(Math.floor(850 * 0.5 * (1 - PACE_HOLD_BACK)));
+    expect(line.allowed).toBe(Math.floor(((850 * 12) / 23.5) * (1 - PACE_HOLD_BACK)));
     // The line is lifted at the day's last backfill run (23:30, after the last trending run at 23:02).
     expect(line.burstFrom).toBe(DAY + 23.5 * HOUR);
     expect(pacingLineAt(line, line.burstFrom - 1)).toBeLessThan(850);
