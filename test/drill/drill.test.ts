@@ -1,13 +1,12 @@
 /**
- * The compressed-day drill on a 48 s day, under both profiles, on the embedded SQLite ledger (once
- * through the CLI) and on the private Redis (and once on the 3-master Redis Cluster), with someone else spending 20 % of the key at mid-day,
- * and once at a quarter of the day.
+ * The compressed-day drill on a 72 s day, under both profiles, on the embedded SQLite ledger (once
+ * through the CLI) and on Redis (the private server, and the 3-master Redis Cluster), with someone
+ * else spending 20 % of the key at mid-day, and once at a quarter of the day.
  *
  * Robust on a loaded 2-core machine: the quota is scaled down with the day (1,000 units: the
- * backfill's hourly share is about 40 calls, its burst at the day's last backfill run about 70), and
- * the day is 48 s rather than 24 s, so an "hour" is 2 s: on a 24 s day the scheduler skipped trending
- * ticks under load (a job still waiting for its stagger when its next tick came), and the day's-end
- * burst had half a second.
+ * backfill's hourly share is about 40 calls), and the day is 72 s, so an "hour" is 3 s. On a 24 s
+ * day, and under the whole suite's load on a 48 s one, trending ticks were skipped (a run still going
+ * when its region's next tick came) and the backfill's last run of the day had too little time.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +16,7 @@ import { type DrillOptions, type DrillReport, runDrill } from '../../src/drill/i
 import { cli, configFile } from '../cli/helpers.js';
 
 const QUOTA = 1_000;
-const DAY_SECONDS = 48;
+const DAY_SECONDS = 72;
 
 function expectPassed(r: DrillReport, quota: number): void {
   const failed = r.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
@@ -78,7 +77,7 @@ describe('drill on a short day', () => {
       store: 'sqlite',
       profile: 'youtube-classic',
       daySeconds: DAY_SECONDS,
-      hourSeconds: 2,
+      hourSeconds: 3,
       behindAtDayFraction: 0.5,
     });
     for (const field of [
@@ -101,12 +100,11 @@ describe('drill on a short day', () => {
     expect(lines).toHaveLength(4);
     expect(Math.max(...lines)).toBe(report.curve.length);
     expect(drawn).toContain('upstream dry');
-  }, 150_000);
+  }, 200_000);
 
   const cases: Array<[string, DrillOptions]> = [
     ['youtube-classic on Redis', redis({ profile: 'youtube-classic' })],
     ['youtube-2026 on SQLite', { profile: 'youtube-2026' }],
-    ['youtube-2026 on Redis', redis({ profile: 'youtube-2026' })],
     ['youtube-classic on SQLite, someone else spending at a quarter of the day', { behindAt: 0.25 }],
   ];
   it.each(cases)(
@@ -117,7 +115,7 @@ describe('drill on a short day', () => {
       expect(report.behindAtDayFraction).toBe(options.behindAt ?? 0.5);
       expectPassed(report, QUOTA);
     },
-    150_000,
+    200_000,
   );
 
   it('passes on a profile defined in a config file (--profile with --config)', async () => {
@@ -165,14 +163,15 @@ describe('drill on a short day', () => {
   // Every key of a credential shares its hash tag, so each spend (bucket, pace, narrower budgets)
   // stays one atomic script on one of the three masters. After the others, not beside them: two
   // drills at once on a loaded 2-core machine fall behind their schedule.
-  it('passes on the 3-master Redis Cluster', async () => {
+  it('passes on the 3-master Redis Cluster, under youtube-2026', async () => {
     const report = await runDrill({
       daySeconds: DAY_SECONDS,
       quota: QUOTA,
+      profile: 'youtube-2026',
       store: inject('redisClusterUrl'),
       keyPrefix: `${inject('keyPrefix')}drill-cluster:`,
     });
     expect(report.store).toBe('redis-cluster');
     expectPassed(report, QUOTA);
-  }, 150_000);
+  }, 200_000);
 });
