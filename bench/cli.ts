@@ -85,6 +85,11 @@ export async function run(): Promise<void> {
         env: redisEnv,
       },
       { name: `status (Redis, config file)${label}`, args: [bin, 'status'], env: redisEnv },
+      {
+        name: `spend (Redis, REDIS_URL)${label}`,
+        args: [bin, 'spend', 'default', '--cost', '1'],
+        env: { REDIS_URL: redis.url },
+      },
     ];
     const baseline = process.env['BENCH_CLI_BASELINE'];
     const cases: Case[] = [

@@ -5,7 +5,8 @@
  * with its path (problems.ts), as a ConfigError (exit code 78).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
+import type YAML from 'yaml';
 import { ConfigError } from '../errors.js';
 import { CONFIG_ENV, MAX_CONFIG_BYTES } from './defaults.js';
 import { withLookups } from './lookups.js';
@@ -13,6 +14,13 @@ import { formatIssue, Problems } from './problems.js';
 import { resolve } from './resolve.js';
 import { configSchema } from './schema.js';
 import type { Config, Env } from './types.js';
+
+const require = createRequire(import.meta.url);
+
+/** The YAML parser, loaded when a file is read: a command on the built-in defaults does not load it. */
+function yaml(): typeof YAML {
+  return require('yaml') as typeof YAML;
+}
 
 export type { Env };
 
@@ -31,7 +39,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const text = readConfigFile(file);
   let raw: unknown;
   try {
-    raw = YAML.parse(text);
+    raw = yaml().parse(text);
   } catch (e) {
     const err = e as Error & { linePos?: Array<{ line: number; col: number }> };
     const pos = err.linePos?.[0];

@@ -7,7 +7,7 @@ describe('config at the bottom', () => {
       const { files, packages } = loadedBy(entry);
       const above = [...files].filter((f) => !/^src\/(config|quota)\/|^src\/errors\.ts$/.test(f));
       expect(above, entry).toEqual([]);
-      for (const pkg of ['ioredis', 'better-sqlite3', 'undici', 'pino', 'prom-client']) {
+      for (const pkg of ['ioredis', 'better-sqlite3', 'undici', 'pino', 'prom-client', 'yaml']) {
         expect(packages.has(pkg), `${entry} loads ${pkg}`).toBe(false);
       }
     }
