@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
+import { exitCodeOf, reportError } from './action.js';
 import { register as backfill } from './commands/backfill.js';
 import { register as completion } from './commands/completion.js';
 import { register as demo } from './commands/demo.js';
@@ -21,7 +22,6 @@ import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
 import { register as unblock } from './commands/unblock.js';
 import { logLevel } from './log-level.js';
-import { exitCodeOf, reportError } from './run.js';
 
 /** The package's version (package.json is two levels up from src/cli and from dist/cli). */
 export function packageVersion(): string {

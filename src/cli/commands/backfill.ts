@@ -5,8 +5,8 @@
  * headroom line or by the budget, 69 store or upstream unavailable, 78 configuration error.
  */
 import type { Command } from 'commander';
+import { action } from '../action.js';
 import { configOption, type JobCommandOptions, positiveInt } from '../options.js';
-import { action } from '../run.js';
 
 interface BackfillCommandOptions extends JobCommandOptions {
   maxUnits?: number;

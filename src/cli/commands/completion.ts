@@ -3,7 +3,7 @@
  * tree (commands, options, choices, file names after --config).
  */
 import { Argument, type Command } from 'commander';
-import { action } from '../run.js';
+import { action } from '../action.js';
 
 export function register(program: Command): void {
   program

@@ -3,8 +3,8 @@
  * (what it does: src/cli/demo.ts, loaded when the command runs).
  */
 import type { Command } from 'commander';
+import { action } from '../action.js';
 import { configOption } from '../options.js';
-import { action } from '../run.js';
 
 export function register(program: Command): void {
   configOption(

@@ -7,8 +7,8 @@ import { type Command, InvalidArgumentError } from 'commander';
 import type { DrillReport } from '../../drill/drill.js';
 import { ExitCode } from '../../errors.js';
 import { BUILTIN_PROFILE_IDS } from '../../quota/profile-ids.js';
+import { action } from '../action.js';
 import { formatNumber, table } from '../format.js';
-import { action } from '../run.js';
 
 interface DrillCommandOptions {
   json?: boolean;

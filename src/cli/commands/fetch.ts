@@ -5,8 +5,8 @@
  * unavailable, 78 configuration error.
  */
 import type { Command } from 'commander';
+import { action } from '../action.js';
 import { collect, configOption, type JobCommandOptions } from '../options.js';
-import { action } from '../run.js';
 
 interface FetchOptions extends JobCommandOptions {
   region: string[];

@@ -8,9 +8,9 @@ import { DateTime } from 'luxon';
 import { parseDuration } from '../../config/duration.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { RunSummary } from '../../history/index.js';
+import { action } from '../action.js';
 import { formatDuration, formatNumber, table } from '../format.js';
 import { type ConfigOptions, configOption } from '../options.js';
-import { action } from '../run.js';
 
 interface HistoryOptions extends ConfigOptions {
   region?: string;

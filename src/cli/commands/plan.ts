@@ -7,9 +7,9 @@ import type { Command } from 'commander';
 import { windowLabel } from '../../config/duration.js';
 import { ExitCode } from '../../errors.js';
 import type { BucketPlan, PlanReport } from '../../plan/plan.js';
+import { action } from '../action.js';
 import { formatNumber, table } from '../format.js';
 import { type ConfigOptions, configOption } from '../options.js';
-import { action } from '../run.js';
 
 interface PlanOptions extends ConfigOptions {
   json?: boolean;

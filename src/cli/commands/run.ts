@@ -7,8 +7,8 @@
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/server.js';
 import type { startService } from '../../scheduler/service.js';
+import { action } from '../action.js';
 import { configOption, type JobCommandOptions } from '../options.js';
-import { action } from '../run.js';
 
 interface RunOptions extends JobCommandOptions {
   http?: string | boolean;

@@ -3,8 +3,8 @@
  * calls the upstream and never spends quota; the cache is filled by `fetch` and `backfill`.
  */
 import type { Command } from 'commander';
+import { action } from '../action.js';
 import { type ConfigOptions, configOption, positiveInt } from '../options.js';
-import { action } from '../run.js';
 import { renderSearch } from '../search.js';
 
 interface SearchCommandOptions extends ConfigOptions {

@@ -5,8 +5,8 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/server.js';
+import { action } from '../action.js';
 import { type ConfigOptions, configOption, positiveInt } from '../options.js';
-import { action } from '../run.js';
 
 interface ServeOptions extends ConfigOptions {
   http: string | boolean;

@@ -7,9 +7,9 @@ import { type Command, Option } from 'commander';
 import { TIERS, type Tier } from '../../config/types.js';
 import { ExitCode } from '../../errors.js';
 import type { SpendOutcome } from '../../guard/types.js';
+import { action } from '../action.js';
 import { formatDuration, formatNumber } from '../format.js';
 import { type ConfigOptions, configOption, positiveInt } from '../options.js';
-import { action } from '../run.js';
 
 interface SpendOptions extends ConfigOptions {
   cost: number;

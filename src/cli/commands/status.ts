@@ -6,8 +6,8 @@
 import type { Command } from 'commander';
 import { redactStoreUrl } from '../../config/store-url.js';
 import type { Config } from '../../config/types.js';
+import { action } from '../action.js';
 import { type ConfigOptions, configOption } from '../options.js';
-import { action } from '../run.js';
 
 interface StatusOptions extends ConfigOptions {
   json?: boolean;

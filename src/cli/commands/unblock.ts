@@ -5,8 +5,8 @@
  * Exit 0 (also when the bucket was not blocked), 78 for an unknown credential or bucket.
  */
 import type { Command } from 'commander';
+import { action } from '../action.js';
 import { type ConfigOptions, configOption } from '../options.js';
-import { action } from '../run.js';
 
 interface UnblockOptions extends ConfigOptions {
   json?: boolean;

@@ -1,3 +1,4 @@
+/** Command actions: errors become one line on stderr and the exit status of their code; only bugs print a stack. */
 import type { Command } from 'commander';
 import { ConfigError, exitCodeFor, isQuotaGuardError } from '../errors.js';
 import { terminalText } from '../terminal-text.js';
