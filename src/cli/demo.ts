@@ -19,7 +19,7 @@ import { quotaStatus, type StatusReport } from '../guard/status.js';
 import type { GuardLogger } from '../guard/types.js';
 import { backfillMethod, runBackfill } from '../jobs/backfill.js';
 import { openJobContext } from '../jobs/context.js';
-import { combinedExitCode, runSideBySide } from '../jobs/run.js';
+import { combinedExitCode, runSideBySide } from '../jobs/job-run.js';
 import { jobLine, totals } from '../jobs/summary.js';
 import { runTrending } from '../jobs/trending.js';
 import type { JobResult } from '../jobs/types.js';

@@ -6,7 +6,7 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { openRunHistory } from '../history/index.js';
 import { type OpenedJobContext, openJobContext } from '../jobs/context.js';
-import { abortOnSignals } from '../jobs/run.js';
+import { abortOnSignals } from '../jobs/job-run.js';
 import { withContext } from './context.js';
 import type { JobCommandOptions } from './options.js';
 

@@ -9,7 +9,6 @@ export {
   statsToVideo,
 } from './backfill.js';
 export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './context.js';
-export { backfillProgress, type ProgressOptions } from './progress.js';
 export {
   abortOnSignals,
   combinedExitCode,
@@ -18,7 +17,8 @@ export {
   type JobEnd,
   JobRun,
   runSideBySide,
-} from './run.js';
+} from './job-run.js';
+export { backfillProgress, type ProgressOptions } from './progress.js';
 export { jobJson, jobLine, totals } from './summary.js';
 export {
   PAGE_SIZE,

@@ -8,7 +8,7 @@
 import type { VideoResource } from '../cache/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { spendTag } from '../guard/tags.js';
-import { type JobEnd, JobRun, jobCredential } from './run.js';
+import { type JobEnd, JobRun, jobCredential } from './job-run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
 export const TRENDING_METHOD = 'videos.list';

@@ -41,7 +41,7 @@ export function register(program: Command): void {
         { runTrending },
       ] = await Promise.all([
         import('../jobs.js'),
-        import('../../jobs/run.js'),
+        import('../../jobs/job-run.js'),
         import('../../jobs/summary.js'),
         import('../../jobs/trending.js'),
       ]);
