@@ -24,6 +24,8 @@ import type { JobContext, JobResult, JobRunOptions } from './types.js';
 export type BackfillMethod = 'videos.batchGetStats' | 'videos.list';
 
 export const BACKFILL_BATCH = 50;
+/** Batches between two catch-ups of the cache's full-text index. */
+const FLUSH_EVERY = 20;
 /** Batches per run at most (5 million videos): a bound, not a target. */
 const MAX_BATCHES = 100_000;
 
@@ -147,6 +149,9 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
         );
         if (!got.ok) return got.end;
         const written = ctx.cache.upsertVideos(got.value);
+        // Index as it goes: a long run (one following its pacing line for hours) would otherwise
+        // index everything it wrote at its end, for seconds, and its next tick would find it busy.
+        if (batch % FLUSH_EVERY === 0) ctx.cache.flush();
         cursor.after = due.cursor;
         // The whole pass is done when the cache had fewer due than a batch.
         ctx.cache.setCursor(cursorName, due.cursor === null ? null : JSON.stringify(cursor));
