@@ -30,12 +30,12 @@ export function drillSvg(r: DrillReport): string {
     { label: 'the backfill', color: '#229954', points: line((p) => p.backfill) },
     { label: 'its pacing line', color: '#229954', points: line((p) => p.line), dash: '5 4' },
   ];
+  const heading = `quota-guard drill: ${r.profile}, ${r.store}, ${r.backfillBucket} (quota ${fmt(bucket.quota)}), a ${r.daySeconds} s day`;
   const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11" role="img">`,
+    `<title>${esc(`${heading}: the day's spend curve`)}</title>`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    `<text x="${PAD.left}" y="16" font-size="13">${esc(
-      `quota-guard drill: ${r.profile}, ${r.store}, ${r.backfillBucket} (quota ${fmt(bucket.quota)}), a ${r.daySeconds} s day`,
-    )}</text>`,
+    `<text x="${PAD.left}" y="16" font-size="13">${esc(heading)}</text>`,
     `<text x="${PAD.left}" y="30" fill="#555">${esc(
       `trending runs completed ${(r.trendingRunsCompleted * 100).toFixed(1)} %, utilisation ${(r.utilisation * 100).toFixed(2)} % of spendable, ran dry at ${r.dryAtDayFraction === null ? 'no point' : `${(r.dryAtDayFraction * 100).toFixed(1)} % of the day`}`,
     )}</text>`,
