@@ -13,7 +13,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { InvalidArgumentError } from '../errors.js';
-import { hotState, rebuildHot } from './hot.js';
+import { rebuildHot } from './hot.js';
 import { REGION_CODE, type Writer } from './ingest.js';
 import { matchExpression, type ParsedQuery, parseQuery, type QueryTerm } from './query.js';
 import { BM25 } from './schema.js';
@@ -345,9 +345,10 @@ export class Searcher {
     return vids.filter((vid) => (ok.get(vid, f.channel) as number) > 0);
   }
 
+  /** Builds the hot index when it was never built (one cached lookup per call, not a count). */
   private ensureHot(): void {
-    const state = hotState(this.db);
-    if (state.builtAt === null) {
+    const builtAt = this.stmt("SELECT value FROM meta WHERE key = 'hot_built_at'").pluck().get();
+    if (builtAt === undefined || builtAt === null) {
       rebuildHot(this.db, this.opts.hotSize, this.opts.now());
       this.hotVideos = undefined;
     }

@@ -104,11 +104,16 @@ export function hitSnippet(
   terms: readonly QueryTerm[],
   marks: readonly [string, string],
 ): string {
-  const tags = parseTags(fields.tags).join(', ');
   const description = snippet(fields.description ?? '', terms, marks);
   if (description.matched) return description.text;
-  for (const field of [fields.title ?? '', tags, fields.channelTitle ?? '']) {
-    const s = snippet(field, terms, marks);
+  // The tags are parsed only when neither the description nor the title matched.
+  const rest = [
+    () => fields.title ?? '',
+    () => parseTags(fields.tags).join(', '),
+    () => fields.channelTitle ?? '',
+  ];
+  for (const field of rest) {
+    const s = snippet(field(), terms, marks);
     if (s.matched) return s.text;
   }
   return description.text;
