@@ -214,6 +214,54 @@ function bucketQuotas(profile: QuotaProfile, quota: number | undefined, override
   return quotas;
 }
 
+/** A clock that follows `source` shifted by an offset the control API can set or advance. */
+function offsetClock(source: () => number): SimClock {
+  let offset = 0;
+  return {
+    now: () => source() + offset,
+    set: (ms) => {
+      offset = ms - source();
+    },
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
+}
+
+/**
+ * The requests the simulator answered, newest last: at most `max` kept (the oldest tenth dropped when
+ * full), while the totals by status and by method count every request since start.
+ */
+class RequestLog {
+  readonly entries: RequestLogEntry[] = [];
+  private seq = 0;
+  private readonly byStatus: Record<string, number> = {};
+  private readonly byMethod: Record<string, number> = {};
+
+  constructor(
+    private readonly max: number,
+    private readonly onRequest?: (entry: RequestLogEntry) => void,
+  ) {}
+
+  record(entry: Omit<RequestLogEntry, 'seq'>): void {
+    const e: RequestLogEntry = { seq: ++this.seq, ...entry };
+    this.entries.push(e);
+    if (this.entries.length > this.max) this.entries.splice(0, Math.max(1, Math.ceil(this.max / 10)));
+    this.byStatus[String(e.status)] = (this.byStatus[String(e.status)] ?? 0) + 1;
+    if (e.method) this.byMethod[e.method] = (this.byMethod[e.method] ?? 0) + 1;
+    this.onRequest?.(e);
+  }
+
+  counts(): SimulatorStats['requests'] {
+    return {
+      total: this.seq,
+      kept: this.entries.length,
+      byStatus: { ...this.byStatus },
+      byMethod: { ...this.byMethod },
+    };
+  }
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const o = validated(options);
   const seed = String(o.seed ?? 'quota-guard');
@@ -229,17 +277,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const regions = [...new Set((o.regions ?? DEFAULT_REGIONS).map((r) => r.toUpperCase()))];
   const maxLog = o.maxLog ?? 200_000;
 
-  const source = options.now ?? Date.now;
-  let offset = 0;
-  const clock: SimClock = {
-    now: () => source() + offset,
-    set: (ms) => {
-      offset = ms - source();
-    },
-    advance: (ms) => {
-      offset += ms;
-    },
-  };
+  const clock = offsetClock(options.now ?? Date.now);
 
   const startedAt = clock.now();
   const day = new DayClock(
@@ -253,10 +291,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const corpus = new Corpus({ seed, regions, periodMs: Math.round(chartPeriodSec * 1000) });
   const routes = buildRoutes(corpus);
 
-  const log: RequestLogEntry[] = [];
-  let seq = 0;
-  const byStatus: Record<string, number> = {};
-  const byMethod: Record<string, number> = {};
+  const requestLog = new RequestLog(maxLog, options.onRequest);
+  const record = (entry: Omit<RequestLogEntry, 'seq'>) => requestLog.record(entry);
   let accepted = 0;
   const openSockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
@@ -267,15 +303,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     for (const p of book.projects()) set.add(p);
     return [...set];
   };
-
-  function record(entry: Omit<RequestLogEntry, 'seq'>): void {
-    const e: RequestLogEntry = { seq: ++seq, ...entry };
-    log.push(e);
-    if (log.length > maxLog) log.splice(0, Math.max(1, Math.ceil(maxLog / 10)));
-    byStatus[String(e.status)] = (byStatus[String(e.status)] ?? 0) + 1;
-    if (e.method) byMethod[e.method] = (byMethod[e.method] ?? 0) + 1;
-    options.onRequest?.(e);
-  }
 
   function later(fn: () => void, ms: number): void {
     if (ms <= 0) {
@@ -410,7 +437,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     profile,
     clock,
     get requests() {
-      return log;
+      return requestLog.entries;
     },
     charged: (filter) => book.charged(filter),
     usage: (project, bucket) => {
@@ -466,7 +493,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         regions,
         projects,
         charged: book.charged(),
-        requests: { total: seq, kept: log.length, byStatus: { ...byStatus }, byMethod: { ...byMethod } },
+        requests: requestLog.counts(),
         sockets: { accepted, open: openSockets.size },
         faults: faults.state(),
       };
