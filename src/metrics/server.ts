@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { InvalidArgumentError } from '../errors.js';
+import { closeServer, listen } from '../http-server.js';
 import { checkHealth, type HealthSources } from './health.js';
 import type { Metrics } from './metrics.js';
 
@@ -97,29 +98,6 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
       );
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => {
-      const why =
-        e.code === 'EADDRINUSE' ? 'is in use' : e.code === 'EACCES' ? 'is not allowed' : `failed (${e.code})`;
-      reject(
-        new InvalidArgumentError('--http', `listening on ${host}:${opts.port ?? DEFAULT_HTTP_PORT} ${why}`),
-      );
-    });
-    server.listen(opts.port ?? DEFAULT_HTTP_PORT, host, () => {
-      server.removeAllListeners('error');
-      resolve();
-    });
-  });
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const hostPart = host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${hostPart}:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const { origin, port } = await listen(server, host, opts.port ?? DEFAULT_HTTP_PORT, '--http');
+  return { url: origin, port, close: () => closeServer(server) };
 }

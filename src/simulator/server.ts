@@ -14,6 +14,7 @@ import type { Socket } from 'node:net';
 import { z } from 'zod';
 import { DEFAULT_REGIONS as CONFIG_DEFAULT_REGIONS } from '../config/defaults.js';
 import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
+import { closeServer, listen } from '../http-server.js';
 import { getProfile, methodSpec, PROFILE_IDS, type ProfileId, type QuotaProfile } from '../quota/profiles.js';
 import { buildRoutes } from './api.js';
 import { handleControl } from './control-routes.js';
@@ -503,10 +504,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       timers.clear();
       for (const res of hanging) res.destroy();
       hanging.clear();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeServer(server);
     },
   };
 
@@ -538,21 +536,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
 
   const host = o.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => {
-      const why =
-        e.code === 'EADDRINUSE' ? 'is in use' : e.code === 'EACCES' ? 'is not allowed' : `failed (${e.code})`;
-      reject(new InvalidArgumentError('port', `listening on ${host}:${o.port ?? 0} ${why}`));
-    });
-    server.listen(o.port ?? 0, host, () => {
-      server.removeAllListeners('error');
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  const hostPart = host.includes(':') ? `[${host}]` : host;
-  const origin = `http://${hostPart}:${port}`;
+  const { origin, port } = await listen(server, host, o.port ?? 0, 'port');
   Object.assign(sim, {
     url: `${origin}${API_PREFIX}`,
     origin,
