@@ -19,9 +19,10 @@ import { getProfile, methodSpec, PROFILE_IDS, type ProfileId, type QuotaProfile 
 import { buildRoutes } from './api.js';
 import { handleControl } from './control-routes.js';
 import { Corpus } from './corpus.js';
-import { type ApiError, apiErrors, errorBody } from './envelope.js';
+import { type ApiError, apiErrors } from './envelope.js';
 import { type FaultControl, type FaultKind, type FaultOptions, type FaultState, Faults } from './faults.js';
 import { type BucketUsage, DayClock, QuotaBook } from './quota.js';
+import { Replies } from './replies.js';
 import { hash32 } from './rng.js';
 
 export const DEFAULT_REGIONS: readonly string[] = CONFIG_DEFAULT_REGIONS;
@@ -296,7 +297,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const record = (entry: Omit<RequestLogEntry, 'seq'>) => requestLog.record(entry);
   let accepted = 0;
   const openSockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
   const hanging = new Set<ServerResponse>();
 
   const knownProjects = (): string[] => {
@@ -305,48 +305,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     return [...set];
   };
 
-  function later(fn: () => void, ms: number): void {
-    if (ms <= 0) {
-      fn();
-      return;
-    }
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-  }
-
-  function send(
-    res: ServerResponse,
-    status: number,
-    body: string | Buffer,
-    headers: Record<string, string> = {},
-  ): void {
-    later(() => {
-      if (res.destroyed || res.headersSent) return;
-      const buf = typeof body === 'string' ? Buffer.from(body) : body;
-      res.writeHead(status, {
-        'content-type': 'application/json; charset=UTF-8',
-        'content-length': String(buf.length),
-        ...headers,
-      });
-      res.end(buf);
-    }, faults.latency());
-  }
-
-  function sendError(res: ServerResponse, e: ApiError, headers?: Record<string, string>): void {
-    send(res, e.status, errorBody(e), headers);
-  }
-
-  function reset(res: ServerResponse): void {
-    later(() => {
-      const socket = res.socket;
-      if (res.destroyed || !socket) return;
-      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8', 'content-length': '65536' });
-      res.write('{"kind":"youtube#videoListResponse","items":[', () => socket.resetAndDestroy());
-    }, faults.latency());
-  }
+  const replies = new Replies(() => faults.latency());
+  const sendError = (res: ServerResponse, e: ApiError, headers?: Record<string, string>) =>
+    replies.sendError(res, e, headers);
 
   function handleApi(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): void {
     const now = clock.now();
@@ -403,7 +364,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         return;
       case 'reset':
         record({ ...charged, status: 0, fault: 'reset' });
-        reset(res);
+        replies.reset(res);
         return;
       case 'rateLimit': {
         const e = apiErrors.rateLimited(fault.status, fault.reason, projectNumber(project));
@@ -427,7 +388,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return;
     }
     record({ ...charged, status: 200 });
-    send(res, 200, answer.body);
+    replies.send(res, 200, answer.body);
   }
 
   const sim: Simulator = {
@@ -500,8 +461,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       };
     },
     close: async () => {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
+      replies.cancel();
       for (const res of hanging) res.destroy();
       hanging.clear();
       await closeServer(server);
