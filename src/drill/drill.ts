@@ -602,6 +602,8 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       sampling = true;
       try {
         const at = Date.now();
+        // A sample taken once the day has ended reads the next day's count: the curve ends with the day.
+        if (at - t0 >= dayMs) return;
         const line = await svc.guard.pacingLine(CREDENTIAL, backfillBucket, at).catch(() => undefined);
         const u = simulator.usage(PROJECT, backfillBucket);
         curve.push({
