@@ -98,105 +98,110 @@ function positiveInt(name: string, v: number | undefined, fallback: number, max:
 }
 
 class SqliteCache implements Cache {
-  private readonly writer: Writer;
-  private readonly searcher: Searcher;
-  private readonly now: () => number;
-  private readonly hotSize: number;
-  private readonly commonTermDocs: number;
-  private checkpointer: Checkpointer | undefined;
-  private writes = 0;
+  readonly #writer: Writer;
+  readonly #searcher: Searcher;
+  readonly #now: () => number;
+  readonly #hotSize: number;
+  readonly #commonTermDocs: number;
+  #checkpointer: Checkpointer | undefined;
+  #writes = 0;
+
+  readonly #db: Database.Database;
+  readonly #label: StoreLabel;
 
   readonly path: string;
 
   constructor(
-    private readonly db: Database.Database,
-    private readonly label: StoreLabel,
+    db: Database.Database,
+    label: StoreLabel,
     opts: Required<Omit<CacheOptions, 'now' | 'cacheMiB' | 'busyTimeoutMs' | 'create'>> & {
       now: () => number;
     },
   ) {
+    this.#db = db;
+    this.#label = label;
     this.path = label.path;
-    this.now = opts.now;
-    this.hotSize = opts.hotSize;
-    this.commonTermDocs = opts.commonTermDocs;
-    this.writer = new Writer(db, opts.indexBatch);
-    this.searcher = new Searcher(db, this.writer, {
+    this.#now = opts.now;
+    this.#hotSize = opts.hotSize;
+    this.#commonTermDocs = opts.commonTermDocs;
+    this.#writer = new Writer(db, opts.indexBatch);
+    this.#searcher = new Searcher(db, this.#writer, {
       commonTermDocs: opts.commonTermDocs,
       hotSize: opts.hotSize,
-      now: this.now,
+      now: this.#now,
     });
   }
 
-  private run<T>(fn: () => T, what = 'reading or writing'): T {
-    if (!this.db.open) throw new InvalidArgumentError('cache', 'is closed');
+  #run<T>(fn: () => T, what = 'reading or writing'): T {
+    if (!this.#db.open) throw new InvalidArgumentError('cache', 'is closed');
     try {
       return fn();
     } catch (e) {
-      throw storeFailure(e, this.label, what);
+      throw storeFailure(e, this.#label, what);
     }
   }
 
   ingestTrendingPage(page: TrendingPage): IngestResult {
-    this.checkpointInBackground();
-    return this.run(() => this.writer.ingestPage(page, this.now()));
+    this.#checkpointInBackground();
+    return this.#run(() => this.#writer.ingestPage(page, this.#now()));
   }
 
   upsertVideos(videos: readonly VideoResource[]): IngestResult {
-    this.checkpointInBackground();
-    return this.run(() => this.writer.upsert(videos, this.now()));
+    this.#checkpointInBackground();
+    return this.#run(() => this.#writer.upsert(videos, this.#now()));
   }
 
   /**
    * Once a cache has written a few transactions (a long ingest, not a test or a one-page run),
    * checkpoints run in a worker thread (see checkpoint.ts).
    */
-  private checkpointInBackground(): void {
-    if (this.checkpointer !== undefined || this.db.memory || !this.db.open) return;
-    if (++this.writes < WRITES_BEFORE_WORKER) return;
-    this.run(() => this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`));
-    this.checkpointer = startCheckpointer(this.path);
+  #checkpointInBackground(): void {
+    if (this.#checkpointer !== undefined || this.#db.memory || !this.#db.open) return;
+    if (++this.#writes < WRITES_BEFORE_WORKER) return;
+    this.#run(() => this.#db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`));
+    this.#checkpointer = startCheckpointer(this.path);
   }
 
   search(query: string, options?: SearchOptions): SearchResult {
-    return this.run(() => this.searcher.search(query, options));
+    return this.#run(() => this.#searcher.search(query, options));
   }
 
   /** Index rows a previous process wrote but did not index (on open). */
   catchUp(): number {
-    return this.run(() => this.writer.catchUp());
+    return this.#run(() => this.#writer.catchUp());
   }
 
   flush(): number {
-    return this.run(() => {
-      const n = this.writer.catchUp();
-      if (hotIsStale(hotState(this.db), this.writer.indexedUpTo(), this.now(), this.commonTermDocs)) {
-        rebuildHot(this.db, this.hotSize, this.now());
+    return this.#run(() => {
+      const n = this.#writer.catchUp();
+      if (hotIsStale(hotState(this.#db), this.#writer.indexedUpTo(), this.#now(), this.#commonTermDocs)) {
+        rebuildHot(this.#db, this.#hotSize, this.#now());
       }
       return n;
     });
   }
 
   rebuildHotIndex(): number {
-    return this.run(() => {
-      this.writer.catchUp();
-      return rebuildHot(this.db, this.hotSize, this.now());
+    return this.#run(() => {
+      this.#writer.catchUp();
+      return rebuildHot(this.#db, this.#hotSize, this.#now());
     });
   }
 
   latestSnapshots(region?: string): TrendingSnapshot[] {
-    return this.run(() => records.latestSnapshots(this.db, region));
+    return this.#run(() => records.latestSnapshots(this.#db, region));
   }
 
   latestSnapshot(region: string, category = ''): TrendingSnapshot | undefined {
-    return this.run(() => records.latestSnapshots(this.db, region, category)[0]);
+    return this.#run(() => records.latestSnapshots(this.#db, region, category)[0]);
   }
 
   trendingHistory(videoId: string): TrendingSighting[] {
-    return this.run(() => records.trendingHistory(this.db, videoId));
+    return this.#run(() => records.trendingHistory(this.#db, videoId));
   }
 
   getVideo(id: string): CachedVideo | undefined {
-    return this.run(() => records.getVideo(this.db, id));
+    return this.#run(() => records.getVideo(this.#db, id));
   }
 
   videosDueForRefresh(
@@ -204,37 +209,39 @@ class SqliteCache implements Cache {
     afterCursor?: string | null,
     options: { refreshedBefore?: number } = {},
   ): RefreshBatch {
-    return this.run(() => records.videosDueForRefresh(this.db, limit, afterCursor, options.refreshedBefore));
+    return this.#run(() =>
+      records.videosDueForRefresh(this.#db, limit, afterCursor, options.refreshedBefore),
+    );
   }
 
   countRefreshedSince(sinceMs: number): number {
-    return this.run(() => records.countRefreshedSince(this.db, sinceMs));
+    return this.#run(() => records.countRefreshedSince(this.#db, sinceMs));
   }
 
   getCursor(name: string): string | undefined {
-    return this.run(() => records.getCursor(this.db, name));
+    return this.#run(() => records.getCursor(this.#db, name));
   }
 
   setCursor(name: string, value: string | null): void {
-    this.run(() => records.setCursor(this.db, name, value, this.now()));
+    this.#run(() => records.setCursor(this.#db, name, value, this.#now()));
   }
 
   recordRun(run: RunRecord): number {
-    const id = this.run(() => records.recordRun(this.db, run));
+    const id = this.#run(() => records.recordRun(this.#db, run));
     this.flush();
     return id;
   }
 
   recentRuns(options: { job?: string; limit?: number } = {}): StoredRun[] {
-    return this.run(() => records.recentRuns(this.db, options.job, options.limit ?? 20));
+    return this.#run(() => records.recentRuns(this.#db, options.job, options.limit ?? 20));
   }
 
   stats(): CacheStats {
-    return this.run(() => {
-      const one = (sql: string) => this.db.prepare(sql).pluck().get() as number;
-      const hot = hotState(this.db);
+    return this.#run(() => {
+      const one = (sql: string) => this.#db.prepare(sql).pluck().get() as number;
+      const hot = hotState(this.#db);
       let fileBytes = 0;
-      if (!this.db.memory) {
+      if (!this.#db.memory) {
         for (const suffix of ['', '-wal']) {
           try {
             fileBytes += statSync(this.path + suffix).size;
@@ -257,19 +264,19 @@ class SqliteCache implements Cache {
         hotVideos: hot.videos,
         hotBuiltAt: hot.builtAt,
         fileBytes,
-        schemaVersion: this.db.pragma('user_version', { simple: true }) as number,
+        schemaVersion: this.#db.pragma('user_version', { simple: true }) as number,
       };
     });
   }
 
   /** Catch the index up and close; a failure (a full disk) is a typed error, and the file is closed anyway. */
   close(): void {
-    if (!this.db.open) return;
+    if (!this.#db.open) return;
     try {
-      this.run(() => this.writer.catchUp(), 'closing');
+      this.#run(() => this.#writer.catchUp(), 'closing');
     } finally {
-      this.checkpointer?.stop();
-      closeStore(this.db, this.label);
+      this.#checkpointer?.stop();
+      closeStore(this.#db, this.#label);
     }
   }
 }

@@ -32,148 +32,148 @@ const MAX_PAGE = 1000;
 export const REGION_CODE = /^[A-Za-z0-9_-]{1,16}$/;
 
 export class Writer {
-  private readonly findVideo: Statement<[string], ExistingRow>;
-  private readonly insertVideo: Statement<unknown[]>;
-  private readonly updateVideo: Statement<unknown[]>;
-  private readonly addRegion: Statement<[{ region: string; vid: number }]>;
-  private readonly insertSnapshot: Statement<unknown[]>;
-  private readonly touchChart: Statement<unknown[]>;
-  private readonly getMark: Statement<[], number>;
-  private readonly setMark: Statement<[number]>;
-  private readonly maxVid: Statement<[], number | null>;
-  private readonly indexRange: Statement<[number, number]>;
-  private readonly ftsDelete: Statement<unknown[]>;
-  private readonly ftsInsert: Statement<unknown[]>;
-  private readonly hotDelete: Statement<unknown[]>;
-  private readonly hotInsert: Statement<unknown[]>;
-  private readonly isHot: Statement<[number], number>;
-  private readonly ingestTx: Transaction<(page: TrendingPage, now: number) => IngestResult>;
-  private readonly upsertTx: Transaction<(videos: readonly VideoResource[], now: number) => IngestResult>;
-  private readonly catchUpTx: Transaction<() => number>;
+  readonly #findVideo: Statement<[string], ExistingRow>;
+  readonly #insertVideo: Statement<unknown[]>;
+  readonly #updateVideo: Statement<unknown[]>;
+  readonly #addRegion: Statement<[{ region: string; vid: number }]>;
+  readonly #insertSnapshot: Statement<unknown[]>;
+  readonly #touchChart: Statement<unknown[]>;
+  readonly #getMark: Statement<[], number>;
+  readonly #setMark: Statement<[number]>;
+  readonly #maxVid: Statement<[], number | null>;
+  readonly #indexRange: Statement<[number, number]>;
+  readonly #ftsDelete: Statement<unknown[]>;
+  readonly #ftsInsert: Statement<unknown[]>;
+  readonly #hotDelete: Statement<unknown[]>;
+  readonly #hotInsert: Statement<unknown[]>;
+  readonly #isHot: Statement<[number], number>;
+  readonly #ingestTx: Transaction<(page: TrendingPage, now: number) => IngestResult>;
+  readonly #upsertTx: Transaction<(videos: readonly VideoResource[], now: number) => IngestResult>;
+  readonly #catchUpTx: Transaction<() => number>;
   /** Bumped whenever this writer changes what the index holds (search caches term counts per generation). */
   generation = 0;
 
-  constructor(
-    db: Database,
-    private readonly indexBatch: number,
-  ) {
+  readonly #indexBatch: number;
+
+  constructor(db: Database, indexBatch: number) {
+    this.#indexBatch = indexBatch;
     registerIndexText(db);
     resetIndexIfTokenizerChanged(db);
-    this.findVideo = db.prepare(`SELECT vid, ${TEXT_COLS} FROM videos WHERE id = ?`);
+    this.#findVideo = db.prepare(`SELECT vid, ${TEXT_COLS} FROM videos WHERE id = ?`);
     const valueMarks = VIDEO_COLUMNS.map(() => '?').join(', ');
-    this.insertVideo = db.prepare(
+    this.#insertVideo = db.prepare(
       `INSERT INTO videos (id, ${VIDEO_COLUMNS.join(', ')}, first_seen, last_refreshed, regions)
        VALUES (?, ${valueMarks}, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
     );
     // A video's regions (comma-separated, in the order first seen), kept on its row so a search
     // hit does not read the snapshots index; only a region not listed yet writes.
-    this.addRegion = db.prepare(
+    this.#addRegion = db.prepare(
       `UPDATE videos SET regions = CASE WHEN regions IS NULL OR regions = '' THEN @region
          ELSE regions || ',' || @region END
        WHERE vid = @vid AND (regions IS NULL OR instr(',' || regions || ',', ',' || @region || ',') = 0)`,
     );
-    this.updateVideo = db.prepare(
+    this.#updateVideo = db.prepare(
       `UPDATE videos SET ${VIDEO_COLUMNS.map((c) => `${c} = coalesce(?, ${c})`).join(', ')},
          last_refreshed = max(last_refreshed, ?)
        WHERE vid = ?`,
     );
-    this.insertSnapshot = db.prepare(
+    this.#insertSnapshot = db.prepare(
       `INSERT INTO snapshots (region, category, fetched_at, rank, vid) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (region, category, fetched_at, rank) DO UPDATE SET vid = excluded.vid`,
     );
-    this.touchChart = db.prepare(
+    this.#touchChart = db.prepare(
       `INSERT INTO charts (region, category, first_fetched_at, last_fetched_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (region, category) DO UPDATE SET
          first_fetched_at = min(first_fetched_at, excluded.first_fetched_at),
          last_fetched_at = max(last_fetched_at, excluded.last_fetched_at)`,
     );
-    this.getMark = db.prepare<[], number>(`SELECT value FROM meta WHERE key = 'indexed_upto'`).pluck();
-    this.setMark = db.prepare(`UPDATE meta SET value = ? WHERE key = 'indexed_upto'`);
-    this.maxVid = db.prepare<[], number | null>('SELECT max(vid) FROM videos').pluck();
-    this.indexRange = db.prepare(
+    this.#getMark = db.prepare<[], number>(`SELECT value FROM meta WHERE key = 'indexed_upto'`).pluck();
+    this.#setMark = db.prepare(`UPDATE meta SET value = ? WHERE key = 'indexed_upto'`);
+    this.#maxVid = db.prepare<[], number | null>('SELECT max(vid) FROM videos').pluck();
+    this.#indexRange = db.prepare(
       `INSERT INTO videos_fts (rowid, ${TEXT_COLS})
        SELECT vid, ${INDEX_COLS} FROM videos WHERE vid > ? AND vid <= ? ORDER BY vid`,
     );
     const marks = FTS_COLUMNS.map(() => '?').join(', ');
-    this.ftsDelete = db.prepare(
+    this.#ftsDelete = db.prepare(
       `INSERT INTO videos_fts (videos_fts, rowid, ${TEXT_COLS}) VALUES ('delete', ?, ${marks})`,
     );
-    this.ftsInsert = db.prepare(`INSERT INTO videos_fts (rowid, ${TEXT_COLS}) VALUES (?, ${marks})`);
-    this.hotDelete = db.prepare(
+    this.#ftsInsert = db.prepare(`INSERT INTO videos_fts (rowid, ${TEXT_COLS}) VALUES (?, ${marks})`);
+    this.#hotDelete = db.prepare(
       `INSERT INTO hot_fts (hot_fts, rowid, ${TEXT_COLS}) VALUES ('delete', ?, ${marks})`,
     );
-    this.hotInsert = db.prepare(`INSERT INTO hot_fts (rowid, ${TEXT_COLS}) VALUES (?, ${marks})`);
-    this.isHot = db.prepare<[number], number>('SELECT count(*) FROM hot_videos WHERE vid = ?').pluck();
+    this.#hotInsert = db.prepare(`INSERT INTO hot_fts (rowid, ${TEXT_COLS}) VALUES (?, ${marks})`);
+    this.#isHot = db.prepare<[number], number>('SELECT count(*) FROM hot_videos WHERE vid = ?').pluck();
 
-    this.ingestTx = db.transaction((page: TrendingPage, now: number) => {
+    this.#ingestTx = db.transaction((page: TrendingPage, now: number) => {
       const result: IngestResult = { inserted: 0, updated: 0 };
       const region = page.region;
       const category = page.category ?? '';
       const fetchedAt = Math.floor(page.fetchedAt);
       page.videos.forEach((v, i) => {
-        const vid = this.upsertOne(toRow(v, `page.videos[${i}]`), fetchedAt, now, result, region);
-        this.insertSnapshot.run(region, category, fetchedAt, page.rankOffset + i, vid);
+        const vid = this.#upsertOne(toRow(v, `page.videos[${i}]`), fetchedAt, now, result, region);
+        this.#insertSnapshot.run(region, category, fetchedAt, page.rankOffset + i, vid);
       });
-      if (page.videos.length > 0) this.touchChart.run(region, category, fetchedAt, fetchedAt);
-      this.indexIfBatchFull();
+      if (page.videos.length > 0) this.#touchChart.run(region, category, fetchedAt, fetchedAt);
+      this.#indexIfBatchFull();
       return result;
     });
-    this.upsertTx = db.transaction((videos: readonly VideoResource[], now: number) => {
+    this.#upsertTx = db.transaction((videos: readonly VideoResource[], now: number) => {
       const result: IngestResult = { inserted: 0, updated: 0 };
       videos.forEach((v, i) => {
-        this.upsertOne(toRow(v, `videos[${i}]`), now, now, result, null);
-        if ((i + 1) % this.indexBatch === 0) this.indexIfBatchFull();
+        this.#upsertOne(toRow(v, `videos[${i}]`), now, now, result, null);
+        if ((i + 1) % this.#indexBatch === 0) this.#indexIfBatchFull();
       });
-      this.indexIfBatchFull();
+      this.#indexIfBatchFull();
       return result;
     });
-    this.catchUpTx = db.transaction(() => this.indexPending(1));
+    this.#catchUpTx = db.transaction(() => this.#indexPending(1));
   }
 
   ingestPage(page: TrendingPage, now: number): IngestResult {
     validatePage(page);
-    return this.ingestTx.immediate(page, now);
+    return this.#ingestTx.immediate(page, now);
   }
 
   upsert(videos: readonly VideoResource[], now: number): IngestResult {
     if (!Array.isArray(videos))
       throw new InvalidArgumentError('videos', 'must be an array of video resources');
     if (videos.length === 0) return { inserted: 0, updated: 0 };
-    return this.upsertTx.immediate(videos, now);
+    return this.#upsertTx.immediate(videos, now);
   }
 
   /** Rows written but not yet in the full-text index. */
   pending(): number {
-    return (this.maxVid.get() ?? 0) - (this.getMark.get() ?? 0);
+    return (this.#maxVid.get() ?? 0) - (this.#getMark.get() ?? 0);
   }
 
   /** Index every pending row now. Returns how many rows were indexed. */
   catchUp(): number {
     if (this.pending() <= 0) return 0;
-    return this.catchUpTx.immediate();
+    return this.#catchUpTx.immediate();
   }
 
   indexedUpTo(): number {
-    return this.getMark.get() ?? 0;
+    return this.#getMark.get() ?? 0;
   }
 
-  private indexIfBatchFull(): void {
-    this.indexPending(this.indexBatch);
+  #indexIfBatchFull(): void {
+    this.#indexPending(this.#indexBatch);
   }
 
   /** Index pending rows if at least `atLeast` are waiting (inside the caller's transaction). */
-  private indexPending(atLeast: number): number {
-    const mark = this.getMark.get() ?? 0;
-    const top = this.maxVid.get() ?? 0;
+  #indexPending(atLeast: number): number {
+    const mark = this.#getMark.get() ?? 0;
+    const top = this.#maxVid.get() ?? 0;
     const waiting = top - mark;
     if (waiting < atLeast) return 0;
-    this.indexRange.run(mark, top);
-    this.setMark.run(top);
+    this.#indexRange.run(mark, top);
+    this.#setMark.run(top);
     this.generation++;
     return waiting;
   }
 
-  private upsertOne(
+  #upsertOne(
     row: VideoRow,
     seenAt: number,
     now: number,
@@ -182,13 +182,13 @@ export class Writer {
   ): number {
     // New videos are the common case of a trending page: try the insert first (one index probe).
     const values = rowValues(row);
-    const inserted = this.insertVideo.run(row.id, ...values, seenAt, now, region);
+    const inserted = this.#insertVideo.run(row.id, ...values, seenAt, now, region);
     if (inserted.changes > 0) {
       result.inserted++;
       return Number(inserted.lastInsertRowid);
     }
-    const old = this.findVideo.get(row.id)!;
-    if (region !== null) this.addRegion.run({ region, vid: old.vid });
+    const old = this.#findVideo.get(row.id)!;
+    if (region !== null) this.#addRegion.run({ region, vid: old.vid });
     const next = [
       row.title ?? old.title,
       row.tags ?? old.tags,
@@ -202,17 +202,17 @@ export class Writer {
     if (textChanged) {
       const oldText = before.map(indexText);
       const newText = next.map(indexText);
-      if (old.vid <= (this.getMark.get() ?? 0)) {
-        this.ftsDelete.run(old.vid, ...oldText);
-        this.ftsInsert.run(old.vid, ...newText);
+      if (old.vid <= (this.#getMark.get() ?? 0)) {
+        this.#ftsDelete.run(old.vid, ...oldText);
+        this.#ftsInsert.run(old.vid, ...newText);
         this.generation++;
       }
-      if (this.isHot.get(old.vid)) {
-        this.hotDelete.run(old.vid, ...oldText);
-        this.hotInsert.run(old.vid, ...newText);
+      if (this.#isHot.get(old.vid)) {
+        this.#hotDelete.run(old.vid, ...oldText);
+        this.#hotInsert.run(old.vid, ...newText);
       }
     }
-    this.updateVideo.run(...values, now, old.vid);
+    this.#updateVideo.run(...values, now, old.vid);
     result.updated++;
     return old.vid;
   }

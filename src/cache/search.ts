@@ -79,18 +79,20 @@ export interface SearcherOptions {
 }
 
 export class Searcher {
-  private readonly statements = new Map<string, Statement>();
-  private readonly counts = new Map<string, number>();
-  private readonly prefixes = new Map<string, PrefixInfo>();
-  private countsKey = '';
+  readonly #statements = new Map<string, Statement>();
+  readonly #counts = new Map<string, number>();
+  readonly #prefixes = new Map<string, PrefixInfo>();
+  #countsKey = '';
   /** Videos in the hot index (read once per index generation). */
-  private hotVideos: number | undefined;
+  #hotVideos: number | undefined;
+  readonly #db: Database;
+  readonly #writer: Writer;
+  readonly #opts: SearcherOptions;
 
-  constructor(
-    private readonly db: Database,
-    private readonly writer: Writer,
-    private readonly opts: SearcherOptions,
-  ) {
+  constructor(db: Database, writer: Writer, opts: SearcherOptions) {
+    this.#db = db;
+    this.#writer = writer;
+    this.#opts = opts;
     // The indexes' vocabularies with document counts (per connection, nothing stored).
     db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.hot_vocab USING fts5vocab(main, hot_fts, row);
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.main_vocab USING fts5vocab(main, videos_fts, row);`);
@@ -101,10 +103,10 @@ export class Searcher {
     const { limit, offset, filters, highlight } = validateOptions(options);
     const parsed = parseQuery(query);
     // Pages written since the last batch become searchable now.
-    this.writer.catchUp();
+    this.#writer.catchUp();
     const n = limit + 1;
-    const { rows, ranking } = this.rank(parsed, filters, n, offset);
-    const hits = this.decorate(rows.slice(0, limit), parsed.include, highlight);
+    const { rows, ranking } = this.#rank(parsed, filters, n, offset);
+    const hits = this.#decorate(rows.slice(0, limit), parsed.include, highlight);
     return { hits, hasMore: rows.length > limit, ranking, took: performance.now() - started };
   }
 
@@ -115,31 +117,31 @@ export class Searcher {
    * (`"of the rarest"`; a Thai or katakana word is a phrase of common letter pairs).
    */
   termDocs(term: QueryTerm): number {
-    const key = `${this.writer.indexedUpTo()}:${this.writer.generation}`;
-    if (key !== this.countsKey) {
+    const key = `${this.#writer.indexedUpTo()}:${this.#writer.generation}`;
+    if (key !== this.#countsKey) {
       // Counts over the cap stay valid (videos are never removed); the others may have grown.
-      for (const [k, v] of this.counts) if (v <= this.opts.commonTermDocs) this.counts.delete(k);
-      if (this.counts.size > 50_000) this.counts.clear();
-      this.prefixes.clear();
-      this.hotVideos = undefined;
-      this.countsKey = key;
+      for (const [k, v] of this.#counts) if (v <= this.#opts.commonTermDocs) this.#counts.delete(k);
+      if (this.#counts.size > 50_000) this.#counts.clear();
+      this.#prefixes.clear();
+      this.#hotVideos = undefined;
+      this.#countsKey = key;
     }
     // bm25 reads the match list of every token of a phrase: its cost is that of its commonest token.
     let docs = 0;
     term.tokens.forEach((tok, i) => {
       if (term.prefix && i === term.tokens.length - 1) {
-        docs = Math.max(docs, this.prefix(tok).docs);
+        docs = Math.max(docs, this.#prefix(tok).docs);
         return;
       }
       const fts = `"${tok}"`;
-      let c = this.counts.get(fts);
+      let c = this.#counts.get(fts);
       if (c === undefined) {
         c =
-          this.estimateFromHot(tok) ??
-          (this.stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
+          this.#estimateFromHot(tok) ??
+          (this.#stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
             .pluck()
-            .get(fts, this.opts.commonTermDocs + 1) as number);
-        this.counts.set(fts, c);
+            .get(fts, this.#opts.commonTermDocs + 1) as number);
+        this.#counts.set(fts, c);
       }
       docs = Math.max(docs, c);
     });
@@ -154,18 +156,19 @@ export class Searcher {
    * or when the estimate is above a quarter of the threshold: the hot set is biased towards trending
    * and popular videos, so only a clear margin skips the count.
    */
-  private estimateFromHot(token: string): number | undefined {
-    const total = this.writer.indexedUpTo();
-    const cap = this.opts.commonTermDocs;
+  #estimateFromHot(token: string): number | undefined {
+    const total = this.#writer.indexedUpTo();
+    const cap = this.#opts.commonTermDocs;
     if (total <= cap) return undefined;
-    this.ensureHot();
-    if (this.hotVideos === undefined)
-      this.hotVideos = this.stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
-    if (this.hotVideos < 1000) return undefined;
+    this.#ensureHot();
+    if (this.#hotVideos === undefined)
+      this.#hotVideos = this.#stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
+    if (this.#hotVideos < 1000) return undefined;
     const inHot =
-      (this.stmt('SELECT doc FROM temp.hot_vocab WHERE term = ?').pluck().get(token) as number | undefined) ??
-      0;
-    const estimate = Math.ceil(((inHot + 1) * total) / this.hotVideos);
+      (this.#stmt('SELECT doc FROM temp.hot_vocab WHERE term = ?').pluck().get(token) as
+        | number
+        | undefined) ?? 0;
+    const estimate = Math.ceil(((inHot + 1) * total) / this.#hotVideos);
     return estimate <= cap / 4 ? estimate : undefined;
   }
 
@@ -181,24 +184,24 @@ export class Searcher {
    *   BROAD_COMPLETIONS most frequent words (see docs/cache.md).
    * `completions: null` keeps the plain prefix (small caches, or very many rare words).
    */
-  private prefix(token: string): PrefixInfo {
-    const known = this.prefixes.get(token);
+  #prefix(token: string): PrefixInfo {
+    const known = this.#prefixes.get(token);
     if (known) return known;
-    const total = this.writer.indexedUpTo();
-    const cap = this.opts.commonTermDocs;
+    const total = this.#writer.indexedUpTo();
+    const cap = this.#opts.commonTermDocs;
     let info: PrefixInfo = { docs: 0, completions: null };
     if (total > cap) {
-      this.ensureHot();
+      this.#ensureHot();
       const range = [token, prefixEnd(token)];
-      const hotSize = this.stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
-      const inHot = this.stmt('SELECT term, doc FROM temp.hot_vocab WHERE term >= ? AND term < ?')
+      const hotSize = this.#stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
+      const inHot = this.#stmt('SELECT term, doc FROM temp.hot_vocab WHERE term >= ? AND term < ?')
         .raw()
         .all(...range) as Array<[string, number]>;
       const estimate = hotSize === 0 ? 0 : (inHot.reduce((sum, [, d]) => sum + d, 0) * total) / hotSize;
       const words =
         estimate > 2 * cap
           ? inHot
-          : (this.stmt('SELECT term, doc FROM temp.main_vocab WHERE term >= ? AND term < ?')
+          : (this.#stmt('SELECT term, doc FROM temp.main_vocab WHERE term >= ? AND term < ?')
               .raw()
               .all(...range) as Array<[string, number]>);
       const docs = estimate > 2 * cap ? Math.round(estimate) : words.reduce((sum, [, d]) => sum + d, 0);
@@ -207,42 +210,37 @@ export class Searcher {
       else if (words.length <= NARROW_COMPLETIONS) info = { docs, completions: words.map(([w]) => w) };
       else info = { docs, completions: null };
     }
-    this.prefixes.set(token, info);
+    this.#prefixes.set(token, info);
     return info;
   }
 
   /** The FTS5 string of a term for the whole-cache index: a broad prefix becomes its completions. */
-  private mainFts(term: QueryTerm): string {
+  #mainFts(term: QueryTerm): string {
     if (!term.prefix) return term.fts;
-    const { completions } = this.prefix(term.tokens[term.tokens.length - 1]!);
+    const { completions } = this.#prefix(term.tokens[term.tokens.length - 1]!);
     if (completions === null) return term.fts;
     const head = term.tokens.slice(0, -1);
     const alternatives = completions.map((c) => `"${[...head, c].join(' ').replaceAll('"', '""')}"`);
     return alternatives.length === 0 ? '""' : `(${alternatives.join(' OR ')})`;
   }
 
-  private isCommon(term: QueryTerm): boolean {
-    return this.termDocs(term) > this.opts.commonTermDocs;
+  #isCommon(term: QueryTerm): boolean {
+    return this.termDocs(term) > this.#opts.commonTermDocs;
   }
 
-  private rank(
-    q: ParsedQuery,
-    f: Filters,
-    n: number,
-    offset: number,
-  ): { rows: Scored[]; ranking: SearchRanking } {
-    const main = (t: QueryTerm): QueryTerm => ({ ...t, fts: this.mainFts(t) });
-    const selective = q.include.filter((t) => !this.isCommon(t)).map(main);
+  #rank(q: ParsedQuery, f: Filters, n: number, offset: number): { rows: Scored[]; ranking: SearchRanking } {
+    const main = (t: QueryTerm): QueryTerm => ({ ...t, fts: this.#mainFts(t) });
+    const selective = q.include.filter((t) => !this.#isCommon(t)).map(main);
     const full = matchExpression(q.include.map(main), q.exclude.map(main));
     if (selective.length === 0) {
       const hotFull = matchExpression(q.include, q.exclude);
-      return { rows: this.rankPopular(hotFull, full, f, n, offset), ranking: 'popular' };
+      return { rows: this.#rankPopular(hotFull, full, f, n, offset), ranking: 'popular' };
     }
     const commonInclude = selective.length < q.include.length;
-    if (!commonInclude && !q.exclude.some((t) => this.isCommon(t))) {
+    if (!commonInclude && !q.exclude.some((t) => this.#isCommon(t))) {
       // Exact bm25 over everything (excluded selective terms are cheap for bm25 to weigh).
       const { sql, params } = filterSql('videos_fts', f);
-      const rows = this.stmt(
+      const rows = this.#stmt(
         `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
          WHERE videos_fts MATCH @match ${sql} ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
       ).all({ ...params, match: full, n, offset }) as Scored[];
@@ -252,12 +250,12 @@ export class Searcher {
     // the common terms' lists) are the allowed set; bm25 over the selective terms orders it.
     const { sql, params } = filterSql('videos_fts', f);
     const allowed = new Set(
-      this.stmt(`SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql}`)
+      this.#stmt(`SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql}`)
         .pluck()
         .all({ ...params, match: full }) as number[],
     );
     if (allowed.size === 0) return { rows: [], ranking: commonInclude ? 'bm25-selective' : 'bm25' };
-    const scored = this.stmt(
+    const scored = this.#stmt(
       `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts WHERE videos_fts MATCH ?`,
     ).all(matchExpression(selective)) as Scored[];
     const rows = scored
@@ -271,10 +269,10 @@ export class Searcher {
    * Every term very common: bm25 within the hot set first, then the other matches newest first.
    * `hotFull` is the expression for the hot index, `full` the one for the whole cache.
    */
-  private rankPopular(hotFull: string, full: string, f: Filters, n: number, offset: number): Scored[] {
-    this.ensureHot();
+  #rankPopular(hotFull: string, full: string, f: Filters, n: number, offset: number): Scored[] {
+    this.#ensureHot();
     const hot = filterSql('hot_fts', f);
-    const hotRows = this.stmt(
+    const hotRows = this.#stmt(
       `SELECT rowid AS vid, ${BM25('hot_fts')} AS score FROM hot_fts
        WHERE hot_fts MATCH @match ${hot.sql} ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
     ).all({ ...hot.params, match: hotFull, n, offset }) as Scored[];
@@ -282,21 +280,21 @@ export class Searcher {
     const hotTotal =
       hotRows.length > 0 || offset === 0
         ? offset + hotRows.length
-        : (this.stmt(`SELECT count(*) FROM hot_fts WHERE hot_fts MATCH @match ${hot.sql}`)
+        : (this.#stmt(`SELECT count(*) FROM hot_fts WHERE hot_fts MATCH @match ${hot.sql}`)
             .pluck()
             .get({ ...hot.params, match: hotFull }) as number);
     const skip = Math.max(0, offset - hotTotal);
     const need = n - hotRows.length;
-    const rest = this.fillNewestFirst(full, f, need, skip);
+    const rest = this.#fillNewestFirst(full, f, need, skip);
     return [...hotRows, ...rest.map((vid) => ({ vid, score: 0 }))];
   }
 
   /** Matches outside the hot set, newest first. */
-  private fillNewestFirst(full: string, f: Filters, need: number, skip: number): number[] {
-    const candidates = this.filterCandidates(f);
+  #fillNewestFirst(full: string, f: Filters, need: number, skip: number): number[] {
+    const candidates = this.#filterCandidates(f);
     if (candidates === null) {
       const { sql, params } = filterSql('videos_fts', f);
-      return this.stmt(
+      return this.#stmt(
         `SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match
            AND rowid NOT IN (SELECT vid FROM hot_videos) ${sql}
          ORDER BY rowid DESC LIMIT @need OFFSET @skip`,
@@ -305,7 +303,7 @@ export class Searcher {
         .all({ ...params, match: full, need, skip }) as number[];
     }
     // A narrow filter: check its few candidates one by one instead of walking a huge match list.
-    const matches = this.stmt(
+    const matches = this.#stmt(
       `SELECT count(*) FROM videos_fts WHERE videos_fts MATCH ? AND rowid = CAST(? AS INTEGER)
          AND NOT EXISTS (SELECT 1 FROM hot_videos WHERE vid = ?)`,
     ).pluck();
@@ -323,16 +321,16 @@ export class Searcher {
    * The videos a trending filter (region, since) allows, newest first, when there are few of them;
    * null when there is no such filter or too many candidates (then the match list is walked).
    */
-  private filterCandidates(f: Filters): number[] | null {
+  #filterCandidates(f: Filters): number[] | null {
     if (f.region === null && f.since === null) return null;
     const cap = FILTER_DRIVEN_MAX + 1;
     const seen = new Set<number>();
-    const charts = this.stmt(
+    const charts = this.#stmt(
       'SELECT region, category FROM charts WHERE (@region IS NULL OR region = @region)',
     ).all({
       region: f.region,
     }) as Array<{ region: string; category: string }>;
-    const inChart = this.stmt(
+    const inChart = this.#stmt(
       'SELECT DISTINCT vid FROM snapshots WHERE region = ? AND category = ? AND fetched_at >= ? LIMIT ?',
     ).pluck();
     for (const c of charts) {
@@ -341,26 +339,26 @@ export class Searcher {
     }
     const vids = [...seen].sort((a, b) => b - a);
     if (f.channel === null) return vids;
-    const ok = this.stmt('SELECT count(*) FROM videos WHERE vid = ? AND channel_id = ?').pluck();
+    const ok = this.#stmt('SELECT count(*) FROM videos WHERE vid = ? AND channel_id = ?').pluck();
     return vids.filter((vid) => (ok.get(vid, f.channel) as number) > 0);
   }
 
   /** Builds the hot index when it was never built (one cached lookup per call, not a count). */
-  private ensureHot(): void {
-    const builtAt = this.stmt("SELECT value FROM meta WHERE key = 'hot_built_at'").pluck().get();
+  #ensureHot(): void {
+    const builtAt = this.#stmt("SELECT value FROM meta WHERE key = 'hot_built_at'").pluck().get();
     if (builtAt === undefined || builtAt === null) {
-      rebuildHot(this.db, this.opts.hotSize, this.opts.now());
-      this.hotVideos = undefined;
+      rebuildHot(this.#db, this.#opts.hotSize, this.#opts.now());
+      this.#hotVideos = undefined;
     }
   }
 
   /** The hits' rows (with their regions) in one statement for the whole page. */
-  private decorate(rows: Scored[], terms: readonly QueryTerm[], marks: [string, string]): SearchHit[] {
+  #decorate(rows: Scored[], terms: readonly QueryTerm[], marks: [string, string]): SearchHit[] {
     if (rows.length === 0) return [];
     const vids = JSON.stringify(rows.map((r) => r.vid));
     const info = new Map(
       (
-        this.stmt(
+        this.#stmt(
           `SELECT vid, id, title, channel_id, channel_title, description, tags, view_count, published_at,
                   regions
            FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
@@ -387,11 +385,11 @@ export class Searcher {
     });
   }
 
-  private stmt(sql: string): Statement {
-    let s = this.statements.get(sql);
+  #stmt(sql: string): Statement {
+    let s = this.#statements.get(sql);
     if (s === undefined) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
+      s = this.#db.prepare(sql);
+      this.#statements.set(sql, s);
     }
     return s;
   }

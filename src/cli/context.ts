@@ -46,19 +46,19 @@ export interface OpenContextOptions {
  * progress bar diverts it to print the lines above itself.
  */
 class CliLogOutput implements DivertableLog {
-  private stderr: { write(s: string): unknown } | undefined;
-  private diverted: ((line: string) => void) | undefined;
+  #stderr: { write(s: string): unknown } | undefined;
+  #diverted: ((line: string) => void) | undefined;
 
   divert(write: ((line: string) => void) | undefined): void {
-    this.diverted = write;
+    this.#diverted = write;
   }
 
   write(line: string): void {
-    if (this.diverted) this.diverted(line);
+    if (this.#diverted) this.#diverted(line);
     else {
-      this.stderr ??= loadPino().destination({ dest: 2, sync: true });
+      this.#stderr ??= loadPino().destination({ dest: 2, sync: true });
       // Upstream text in a log line (a title, an error message) must not drive an operator's terminal.
-      this.stderr.write(process.stderr.isTTY ? terminalJsonLine(line) : line);
+      this.#stderr.write(process.stderr.isTTY ? terminalJsonLine(line) : line);
     }
   }
 }

@@ -7,11 +7,11 @@ import type { ErrorCode } from '../errors.js';
 
 export class Problems {
   readonly list: Array<{ text: string; code: ErrorCode }> = [];
-  private seen = new Set<string>();
+  #seen = new Set<string>();
   add(path: string, message: string, code: ErrorCode = 'QG_CONFIG_INVALID'): void {
     const text = path ? `${path}: ${message}` : message;
-    if (this.seen.has(text)) return;
-    this.seen.add(text);
+    if (this.#seen.has(text)) return;
+    this.#seen.add(text);
     this.list.push({ text, code });
   }
   /** One code for the whole error: the shared one, or QG_CONFIG_INVALID when they differ. */

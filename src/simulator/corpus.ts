@@ -179,28 +179,28 @@ export class Corpus {
   readonly seed: string;
   readonly regions: readonly string[];
   readonly periodMs: number;
-  private readonly spawnPerEpoch: number;
-  private readonly mask1: number;
-  private readonly mask2: number;
-  private readonly channelsByLang = new Map<Lang, Map<Kind, ChannelSeed[]>>();
-  private readonly channelsById = new Map<string, ChannelSeed>();
-  private readonly regionWeights: number[];
-  private readonly epochs = new Lru<number, VideoSeed[]>(2_048);
-  private readonly charts = new Lru<string, readonly VideoSeed[]>(512);
-  private readonly searches = new Lru<string, readonly VideoSeed[]>(256);
-  private readonly words = new WeakMap<VideoSeed, { title: string[]; tags: string[]; other: string[] }>();
-  private readonly json = new Lru<string, string>(60_000);
-  private readonly traitsOf = new WeakMap<VideoSeed, VideoTraits>();
+  readonly #spawnPerEpoch: number;
+  readonly #mask1: number;
+  readonly #mask2: number;
+  readonly #channelsByLang = new Map<Lang, Map<Kind, ChannelSeed[]>>();
+  readonly #channelsById = new Map<string, ChannelSeed>();
+  readonly #regionWeights: number[];
+  readonly #epochs = new Lru<number, VideoSeed[]>(2_048);
+  readonly #charts = new Lru<string, readonly VideoSeed[]>(512);
+  readonly #searches = new Lru<string, readonly VideoSeed[]>(256);
+  readonly #words = new WeakMap<VideoSeed, { title: string[]; tags: string[]; other: string[] }>();
+  readonly #json = new Lru<string, string>(60_000);
+  readonly #traitsOf = new WeakMap<VideoSeed, VideoTraits>();
 
   constructor(options: CorpusOptions) {
     this.seed = options.seed;
     this.regions = options.regions;
     this.periodMs = options.periodMs;
-    this.spawnPerEpoch = Math.min(4_096, SPAWN_PER_REGION * this.regions.length);
-    this.mask1 = hash32(this.seed, 'mask1');
-    this.mask2 = hash32(this.seed, 'mask2') & 0x3fffffff;
-    this.regionWeights = this.regions.map((r) => REGION_WEIGHT[r] ?? 1);
-    this.buildChannels();
+    this.#spawnPerEpoch = Math.min(4_096, SPAWN_PER_REGION * this.regions.length);
+    this.#mask1 = hash32(this.seed, 'mask1');
+    this.#mask2 = hash32(this.seed, 'mask2') & 0x3fffffff;
+    this.#regionWeights = this.regions.map((r) => REGION_WEIGHT[r] ?? 1);
+    this.#buildChannels();
   }
 
   epochAt(nowMs: number): number {
@@ -209,7 +209,7 @@ export class Corpus {
 
   // ---- channels ----------------------------------------------------------------------------
 
-  private buildChannels(): void {
+  #buildChannels(): void {
     const langs = new Set<Lang>();
     for (const r of this.regions) for (const [l] of langsOf(r)) langs.add(l);
     let index = 0;
@@ -241,7 +241,7 @@ export class Corpus {
           views: Math.round(subscribers * (80 + 400 * r.next())),
         };
         index++;
-        this.channelsById.set(id, ch);
+        this.#channelsById.set(id, ch);
         const list = byKind.get(kind) ?? [];
         list.push(ch);
         byKind.set(kind, list);
@@ -250,20 +250,20 @@ export class Corpus {
       for (const [kind, names] of Object.entries(lex.channels) as Array<[Kind, readonly string[]]>) {
         for (const name of names) add(kind, name);
       }
-      this.channelsByLang.set(lang, byKind);
+      this.#channelsByLang.set(lang, byKind);
     }
   }
 
   channel(id: string): ChannelSeed | undefined {
-    return this.channelsById.get(id);
+    return this.#channelsById.get(id);
   }
 
   // ---- videos ------------------------------------------------------------------------------
 
-  private videoId(epoch: number, idx: number): string {
-    const hi = ((epoch ^ this.mask1) >>> 0) * 16 + (idx >>> 8);
+  #videoId(epoch: number, idx: number): string {
+    const hi = ((epoch ^ this.#mask1) >>> 0) * 16 + (idx >>> 8);
     const check = hash32(this.seed, 'vid', epoch, idx) & 0x3fffff;
-    const lo = ((((idx & 0xff) << 22) | check) ^ this.mask2) >>> 0;
+    const lo = ((((idx & 0xff) << 22) | check) ^ this.#mask2) >>> 0;
     return digits(hi, 6) + digits(lo, 5);
   }
 
@@ -273,26 +273,26 @@ export class Corpus {
     const hi = undigits(id.slice(0, 6));
     const loX = undigits(id.slice(6));
     if (hi === undefined || loX === undefined) return undefined;
-    const lo = (loX ^ this.mask2) >>> 0;
-    const epoch = (Math.floor(hi / 16) ^ this.mask1) >>> 0;
+    const lo = (loX ^ this.#mask2) >>> 0;
+    const epoch = (Math.floor(hi / 16) ^ this.#mask1) >>> 0;
     const idx = ((hi % 16) << 8) | (lo >>> 22);
-    if (idx >= this.spawnPerEpoch) return undefined;
+    if (idx >= this.#spawnPerEpoch) return undefined;
     if ((lo & 0x3fffff) !== (hash32(this.seed, 'vid', epoch, idx) & 0x3fffff)) return undefined;
     return this.spawn(epoch)[idx];
   }
 
   /** The videos released in a period (generated once, then cached). */
   spawn(epoch: number): VideoSeed[] {
-    return this.epochs.getOr(epoch, () => {
+    return this.#epochs.getOr(epoch, () => {
       const out: VideoSeed[] = [];
-      for (let i = 0; i < this.spawnPerEpoch; i++) out.push(this.makeVideo(epoch, i));
+      for (let i = 0; i < this.#spawnPerEpoch; i++) out.push(this.#makeVideo(epoch, i));
       return out;
     });
   }
 
-  private makeVideo(epoch: number, idx: number): VideoSeed {
+  #makeVideo(epoch: number, idx: number): VideoSeed {
     const r = rng(hash32(this.seed, 'video', epoch, idx));
-    const home = weighted(r, this.regions, this.regionWeights);
+    const home = weighted(r, this.regions, this.#regionWeights);
     const langs = langsOf(home);
     const lang = weighted(
       r,
@@ -302,7 +302,7 @@ export class Corpus {
     const kind = weighted(r, KINDS, KIND_W);
     const categoryId = r.pick(KIND_CATEGORY[kind]);
     const lex = LEXICON[lang];
-    const channels = this.channelsByLang.get(lang)?.get(kind) ?? [];
+    const channels = this.#channelsByLang.get(lang)?.get(kind) ?? [];
     const channel = r.pick(channels);
     const team = r.pick(lex.teams);
     let team2 = r.pick(lex.teams);
@@ -337,7 +337,7 @@ export class Corpus {
       .map((t) => `#${t.replace(/[\s'’-]+/g, '')}`)
       .join(' ');
     const description = fill(r.pick(lex.descriptions), { ...slots, title, hashtags });
-    const durationSec = short ? r.int(12, 59) : this.durationFor(kind, r);
+    const durationSec = short ? r.int(12, 59) : this.#durationFor(kind, r);
     const globalChance = kind === 'music' || kind === 'movies' || kind === 'gaming' ? 0.16 : 0.06;
     const globalness = r.chance(globalChance) ? 0.4 + 0.5 * r.next() : 0.08 * r.next();
     const appeal = Math.exp(0.7 * r.normal());
@@ -352,7 +352,7 @@ export class Corpus {
       tech: 0.7,
     };
     return {
-      id: this.videoId(epoch, idx),
+      id: this.#videoId(epoch, idx),
       epoch,
       home,
       lang,
@@ -379,7 +379,7 @@ export class Corpus {
     };
   }
 
-  private durationFor(kind: Kind, r: Rng): number {
+  #durationFor(kind: Kind, r: Rng): number {
     const ranges: Record<Kind, [number, number]> = {
       music: [140, 290],
       gaming: [480, 3_600],
@@ -396,7 +396,7 @@ export class Corpus {
 
   /** A video's broadcast state, restriction and missing fields (see VideoTraits). */
   traits(v: VideoSeed): VideoTraits {
-    let t = this.traitsOf.get(v);
+    let t = this.#traitsOf.get(v);
     if (!t) {
       const live = unit(this.seed, 'broadcast', v.id);
       const restricted = unit(this.seed, 'restricted', v.id) < 0.04;
@@ -411,7 +411,7 @@ export class Corpus {
       };
       if (t.blocked?.length === 0)
         t.blocked = [elsewhere[hash32(this.seed, v.id) % elsewhere.length] as string];
-      this.traitsOf.set(v, t);
+      this.#traitsOf.set(v, t);
     }
     return t;
   }
@@ -434,19 +434,19 @@ export class Corpus {
 
   // ---- charts ------------------------------------------------------------------------------
 
-  private affinity(v: VideoSeed, region: string): number {
+  #affinity(v: VideoSeed, region: string): number {
     if (v.home === region) return 1;
     if (langsOf(region).some(([l]) => l === v.lang)) return 0.35 + 0.5 * v.globalness;
     return Math.max(0.01, v.globalness * (v.lang === 'en' ? 0.6 : 0.4));
   }
 
-  private life(age: number, lifetime: number): number {
+  #life(age: number, lifetime: number): number {
     if (age < 0 || age >= lifetime) return 0;
     return Math.min(1, (age + 1) / 4) * (1 - age / lifetime) ** 0.8;
   }
 
   /** Live videos at a period (released in the last MAX_LIFE periods and not yet faded). */
-  private live(epoch: number): VideoSeed[] {
+  #live(epoch: number): VideoSeed[] {
     const out: VideoSeed[] = [];
     for (let e = Math.max(0, epoch - MAX_LIFE + 1); e <= epoch; e++) {
       for (const v of this.spawn(e)) if (epoch - v.epoch < v.lifetime) out.push(v);
@@ -461,14 +461,14 @@ export class Corpus {
 
   /** The trending chart of a region (optionally one category) at a period, best first. */
   chart(region: string, categoryId: string | undefined, epoch: number): readonly VideoSeed[] {
-    return this.charts.getOr(`${region}|${categoryId ?? ''}|${epoch}`, () => {
+    return this.#charts.getOr(`${region}|${categoryId ?? ''}|${epoch}`, () => {
       const scored: Array<{ v: VideoSeed; s: number }> = [];
-      for (const v of this.live(epoch)) {
+      for (const v of this.#live(epoch)) {
         if (categoryId !== undefined && v.categoryId !== categoryId) continue;
         const s =
           v.appeal *
-          this.affinity(v, region) *
-          this.life(epoch - v.epoch, v.lifetime) *
+          this.#affinity(v, region) *
+          this.#life(epoch - v.epoch, v.lifetime) *
           (0.95 + 0.1 * unit(this.seed, v.id, epoch));
         if (s > 0) scored.push({ v, s });
       }
@@ -479,15 +479,15 @@ export class Corpus {
 
   // ---- search ------------------------------------------------------------------------------
 
-  private wordsOf(v: VideoSeed): { title: string[]; tags: string[]; other: string[] } {
-    let w = this.words.get(v);
+  #wordsOf(v: VideoSeed): { title: string[]; tags: string[]; other: string[] } {
+    let w = this.#words.get(v);
     if (!w) {
       w = {
         title: foldWords(v.title),
         tags: foldWords(v.tags.join(' ')),
         other: foldWords(`${v.channel.title} ${v.description}`),
       };
-      this.words.set(v, w);
+      this.#words.set(v, w);
     }
     return w;
   }
@@ -499,10 +499,10 @@ export class Corpus {
    */
   search(q: string, region: string | undefined, epoch: number): readonly VideoSeed[] {
     const terms = foldWords(q);
-    return this.searches.getOr(`${terms.join(' ')}|${region ?? ''}|${epoch}`, () => {
+    return this.#searches.getOr(`${terms.join(' ')}|${region ?? ''}|${epoch}`, () => {
       const scored: Array<{ v: VideoSeed; s: number }> = [];
-      for (const v of this.live(epoch)) {
-        const w = this.wordsOf(v);
+      for (const v of this.#live(epoch)) {
+        const w = this.#wordsOf(v);
         let s = 0;
         let all = true;
         for (const t of terms) {
@@ -516,7 +516,7 @@ export class Corpus {
         }
         if (!all) continue;
         const pop = Math.log10(this.counts(v, epoch).viewCount + 10);
-        scored.push({ v, s: (terms.length ? s : 1) * pop * (region ? this.affinity(v, region) : 1) });
+        scored.push({ v, s: (terms.length ? s : 1) * pop * (region ? this.#affinity(v, region) : 1) });
       }
       scored.sort((a, b) => b.s - a.s);
       return scored.slice(0, SEARCH_CAP).map((x) => x.v);
@@ -529,7 +529,7 @@ export class Corpus {
     return digits(hash32(this.seed, 'etag', ...parts), 6) + digits(hash32('etag2', ...parts), 6);
   }
 
-  private thumbnails(kind: 'vi' | 'ch', id: string, hd: boolean): Record<string, object> {
+  #thumbnails(kind: 'vi' | 'ch', id: string, hd: boolean): Record<string, object> {
     if (kind === 'ch') {
       const url = (s: number) => `https://yt3.ggpht.com/sim/${id}=s${s}`;
       return {
@@ -550,7 +550,7 @@ export class Corpus {
 
   /** A `youtube#video` resource with the given parts, as JSON (cached). */
   videoJson(v: VideoSeed, epoch: number, parts: readonly VideoPart[]): string {
-    return this.json.getOr(`v|${v.id}|${epoch}|${parts.join(',')}`, () => {
+    return this.#json.getOr(`v|${v.id}|${epoch}|${parts.join(',')}`, () => {
       const t = this.traits(v);
       const out: Record<string, unknown> = { kind: 'youtube#video', etag: this.etag(v.id, epoch), id: v.id };
       for (const part of parts) {
@@ -560,7 +560,7 @@ export class Corpus {
             channelId: v.channel.id,
             title: v.title,
             description: v.description,
-            thumbnails: this.thumbnails('vi', v.id, v.hd),
+            thumbnails: this.#thumbnails('vi', v.id, v.hd),
             channelTitle: v.channel.title,
             ...(t.tags ? { tags: v.tags } : {}),
             categoryId: v.categoryId,
@@ -615,7 +615,7 @@ export class Corpus {
 
   /** A `youtube#videoStats` item of videos.batchGetStats, as JSON (cached). */
   videoStatsJson(v: VideoSeed, epoch: number, parts: readonly VideoPart[]): string {
-    return this.json.getOr(`s|${v.id}|${epoch}|${parts.join(',')}`, () => {
+    return this.#json.getOr(`s|${v.id}|${epoch}|${parts.join(',')}`, () => {
       const out: Record<string, unknown> = {
         kind: 'youtube#videoStats',
         etag: this.etag('s', v.id, epoch),
@@ -642,7 +642,7 @@ export class Corpus {
 
   /** A `youtube#searchResult` for a video, as JSON (cached). */
   searchResultJson(v: VideoSeed): string {
-    return this.json.getOr(`r|${v.id}`, () =>
+    return this.#json.getOr(`r|${v.id}`, () =>
       JSON.stringify({
         kind: 'youtube#searchResult',
         etag: this.etag('r', v.id),
@@ -652,7 +652,7 @@ export class Corpus {
           channelId: v.channel.id,
           title: v.title,
           description: v.description.split('\n')[0] ?? '',
-          thumbnails: this.thumbnails('vi', v.id, false),
+          thumbnails: this.#thumbnails('vi', v.id, false),
           channelTitle: v.channel.title,
           liveBroadcastContent: this.traits(v).broadcast,
           publishTime: iso(v.publishedAtMs),
@@ -663,7 +663,7 @@ export class Corpus {
 
   /** A `youtube#channel` resource (snippet and/or statistics), as JSON (cached). */
   channelJson(ch: ChannelSeed, parts: readonly string[]): string {
-    return this.json.getOr(`c|${ch.id}|${parts.join(',')}`, () => {
+    return this.#json.getOr(`c|${ch.id}|${parts.join(',')}`, () => {
       const out: Record<string, unknown> = {
         kind: 'youtube#channel',
         etag: this.etag('c', ch.id),
@@ -677,7 +677,7 @@ export class Corpus {
             description,
             customUrl: ch.handle,
             publishedAt: iso(ch.publishedAtMs),
-            thumbnails: this.thumbnails('ch', ch.id, false),
+            thumbnails: this.#thumbnails('ch', ch.id, false),
             defaultLanguage: ch.lang,
             localized: { title: ch.title, description },
             country: ch.country,
@@ -699,7 +699,7 @@ export class Corpus {
   categoryItems(region: string): ReadonlyArray<{ id: string; json: string }> {
     return categoriesFor(region).map((c) => ({
       id: c.id,
-      json: this.json.getOr(`cat|${c.id}`, () =>
+      json: this.#json.getOr(`cat|${c.id}`, () =>
         JSON.stringify({
           kind: 'youtube#videoCategory',
           etag: this.etag('cat', c.id),

@@ -80,16 +80,16 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
 }
 
 export class Faults implements FaultControl {
-  private s: FaultState;
-  private readonly r: Rng;
+  #s: FaultState;
+  readonly #r: Rng;
 
   constructor(seed: number, initial: FaultOptions = {}) {
-    this.r = rng(seed);
-    this.s = Faults.empty();
+    this.#r = rng(seed);
+    this.#s = Faults.#empty();
     this.set(initial);
   }
 
-  private static empty(): FaultState {
+  static #empty(): FaultState {
     return {
       latencyMs: 0,
       latencyJitterMs: 0,
@@ -104,12 +104,12 @@ export class Faults implements FaultControl {
   set(options: FaultOptions): FaultState {
     const o = parse(FaultOptionsSchema, options, 'faults');
     for (const [k, v] of Object.entries(o))
-      if (v !== undefined) (this.s as unknown as Record<string, number>)[k] = v;
+      if (v !== undefined) (this.#s as unknown as Record<string, number>)[k] = v;
     return this.state();
   }
 
   clear(): FaultState {
-    this.s = Faults.empty();
+    this.#s = Faults.#empty();
     return this.state();
   }
 
@@ -117,13 +117,13 @@ export class Faults implements FaultControl {
     if (!FAULT_KINDS.includes(kind))
       throw new InvalidArgumentError('kind', `must be one of ${FAULT_KINDS.join(', ')}`);
     const n = parse(z.number().int().min(1).max(1_000_000), count, 'count');
-    this.s.queued[kind] += n;
+    this.#s.queued[kind] += n;
     return this.state();
   }
 
   rateLimitBurst(burst: RateLimitBurst): FaultState {
     const b = parse(RateLimitBurstSchema, burst, 'rateLimit');
-    this.s.rateLimit = {
+    this.#s.rateLimit = {
       remaining: b.count,
       retryAfterSec: b.retryAfterSec ?? 1,
       status: b.status ?? 403,
@@ -133,33 +133,33 @@ export class Faults implements FaultControl {
   }
 
   state(): FaultState {
-    return structuredClone(this.s);
+    return structuredClone(this.#s);
   }
 
   /** The fault for the next request. Queued faults first (hang, reset, error), then the burst, then rates. */
   decide(): FaultDecision {
-    const q = this.s.queued;
+    const q = this.#s.queued;
     for (const kind of ['hang', 'reset', 'error'] as const) {
       if (q[kind] > 0) {
         q[kind]--;
         return { kind };
       }
     }
-    const rl = this.s.rateLimit;
+    const rl = this.#s.rateLimit;
     if (rl.remaining > 0) {
       rl.remaining--;
       return { kind: 'rateLimit', status: rl.status, reason: rl.reason, retryAfterSec: rl.retryAfterSec };
     }
-    const { hangRate, resetRate, errorRate } = this.s;
-    if (hangRate > 0 && this.r.next() < hangRate) return { kind: 'hang' };
-    if (resetRate > 0 && this.r.next() < resetRate) return { kind: 'reset' };
-    if (errorRate > 0 && this.r.next() < errorRate) return { kind: 'error' };
+    const { hangRate, resetRate, errorRate } = this.#s;
+    if (hangRate > 0 && this.#r.next() < hangRate) return { kind: 'hang' };
+    if (resetRate > 0 && this.#r.next() < resetRate) return { kind: 'reset' };
+    if (errorRate > 0 && this.#r.next() < errorRate) return { kind: 'error' };
     return { kind: 'none' };
   }
 
   /** Added latency for one answer, in ms. */
   latency(): number {
-    const { latencyMs, latencyJitterMs } = this.s;
-    return latencyMs + (latencyJitterMs > 0 ? Math.floor(this.r.next() * (latencyJitterMs + 1)) : 0);
+    const { latencyMs, latencyJitterMs } = this.#s;
+    return latencyMs + (latencyJitterMs > 0 ? Math.floor(this.#r.next() * (latencyJitterMs + 1)) : 0);
   }
 }

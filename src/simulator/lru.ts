@@ -1,23 +1,27 @@
 /** A bounded map that forgets the least recently used entry: the simulator's caches. */
 export class Lru<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(private readonly capacity: number) {}
+  readonly #map = new Map<K, V>();
+  readonly #capacity: number;
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+  }
 
   get(key: K): V | undefined {
-    const v = this.map.get(key);
+    const v = this.#map.get(key);
     if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
+      this.#map.delete(key);
+      this.#map.set(key, v);
     }
     return v;
   }
 
   set(key: K, value: V): V {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) {
-      const oldest = this.map.keys().next();
-      if (!oldest.done) this.map.delete(oldest.value);
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    if (this.#map.size > this.#capacity) {
+      const oldest = this.#map.keys().next();
+      if (!oldest.done) this.#map.delete(oldest.value);
     }
     return value;
   }
@@ -29,6 +33,6 @@ export class Lru<K, V> {
   }
 
   get size(): number {
-    return this.map.size;
+    return this.#map.size;
   }
 }

@@ -18,23 +18,23 @@ export interface DaySpan {
 }
 
 export class DayClock {
-  private span: DaySpan = { start: 0, end: 0 };
+  #span: DaySpan = { start: 0, end: 0 };
   constructor(readonly model: DayModel) {}
 
   /** The day containing `now` (cached until it ends, so the common case costs two comparisons). */
   at(now: number): DaySpan {
-    if (now >= this.span.start && now < this.span.end) return this.span;
+    if (now >= this.#span.start && now < this.#span.end) return this.#span;
     if (this.model.kind === 'zone') {
-      this.span = {
+      this.#span = {
         start: startOfDay(this.model.timeZone, now),
         end: nextMidnight(this.model.timeZone, now),
       };
     } else {
       const { lengthMs, originMs } = this.model;
       const start = originMs + Math.floor((now - originMs) / lengthMs) * lengthMs;
-      this.span = { start, end: start + lengthMs };
+      this.#span = { start, end: start + lengthMs };
     }
-    return this.span;
+    return this.#span;
   }
 }
 
@@ -56,27 +56,30 @@ interface Cell {
 }
 
 export class QuotaBook {
-  private readonly cells = new Map<string, Map<string, Cell>>();
-  private dayStart = Number.NEGATIVE_INFINITY;
+  readonly #cells = new Map<string, Map<string, Cell>>();
+  #dayStart = Number.NEGATIVE_INFINITY;
 
-  constructor(
-    private readonly quotas: Readonly<Record<string, number>>,
-    readonly day: DayClock,
-  ) {}
+  readonly #quotas: Readonly<Record<string, number>>;
+  readonly day: DayClock;
+
+  constructor(quotas: Readonly<Record<string, number>>, day: DayClock) {
+    this.#quotas = quotas;
+    this.day = day;
+  }
 
   quotaOf(bucket: string): number {
-    return this.quotas[bucket] ?? 0;
+    return this.#quotas[bucket] ?? 0;
   }
 
   buckets(): string[] {
-    return Object.keys(this.quotas);
+    return Object.keys(this.#quotas);
   }
 
-  private cell(project: string, bucket: string): Cell {
-    let p = this.cells.get(project);
+  #cell(project: string, bucket: string): Cell {
+    let p = this.#cells.get(project);
     if (!p) {
       p = new Map();
-      this.cells.set(project, p);
+      this.#cells.set(project, p);
     }
     let c = p.get(bucket);
     if (!c) {
@@ -89,21 +92,21 @@ export class QuotaBook {
   /** Starts a new day when `now` has crossed midnight: every project's usage goes back to 0. */
   roll(now: number): void {
     const { start } = this.day.at(now);
-    if (start === this.dayStart) return;
-    this.dayStart = start;
-    for (const p of this.cells.values()) for (const c of p.values()) c.used = 0;
+    if (start === this.#dayStart) return;
+    this.#dayStart = start;
+    for (const p of this.#cells.values()) for (const c of p.values()) c.used = 0;
   }
 
   /** Whether `cost` more units fit in the bucket today. */
   fits(project: string, bucket: string, cost: number, now: number): boolean {
     this.roll(now);
-    return this.cell(project, bucket).used + cost <= this.quotaOf(bucket);
+    return this.#cell(project, bucket).used + cost <= this.quotaOf(bucket);
   }
 
   /** Charges a served request. */
   charge(project: string, bucket: string, cost: number, now: number): void {
     this.roll(now);
-    const c = this.cell(project, bucket);
+    const c = this.#cell(project, bucket);
     c.used += cost;
     c.charged += cost;
   }
@@ -111,14 +114,14 @@ export class QuotaBook {
   /** Someone else spent the project's quota. */
   spendBehind(project: string, bucket: string, units: number, now: number): void {
     this.roll(now);
-    const c = this.cell(project, bucket);
+    const c = this.#cell(project, bucket);
     c.used += units;
     c.behind += units;
   }
 
   usage(project: string, bucket: string, now: number): BucketUsage {
     this.roll(now);
-    const c = this.cells.get(project)?.get(bucket) ?? { used: 0, charged: 0, behind: 0 };
+    const c = this.#cells.get(project)?.get(bucket) ?? { used: 0, charged: 0, behind: 0 };
     const quota = this.quotaOf(bucket);
     return {
       quota,
@@ -132,7 +135,7 @@ export class QuotaBook {
   /** Units charged for served requests since start, optionally for one project and/or bucket. */
   charged(filter: { project?: string; bucket?: string } = {}): number {
     let sum = 0;
-    for (const [project, p] of this.cells) {
+    for (const [project, p] of this.#cells) {
       if (filter.project !== undefined && project !== filter.project) continue;
       for (const [bucket, c] of p) {
         if (filter.bucket !== undefined && bucket !== filter.bucket) continue;
@@ -143,6 +146,6 @@ export class QuotaBook {
   }
 
   projects(): string[] {
-    return [...this.cells.keys()];
+    return [...this.#cells.keys()];
   }
 }

@@ -6,10 +6,14 @@ import type { ServerResponse } from 'node:http';
 import { type ApiError, errorBody } from './envelope.js';
 
 export class Replies {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+
+  readonly #latency: () => number;
 
   /** `latency()` is asked once per reply for its delay in ms (0 or less: at once). */
-  constructor(private readonly latency: () => number) {}
+  constructor(latency: () => number) {
+    this.#latency = latency;
+  }
 
   send(
     res: ServerResponse,
@@ -17,7 +21,7 @@ export class Replies {
     body: string | Buffer,
     headers: Record<string, string> = {},
   ): void {
-    this.later(() => {
+    this.#later(() => {
       if (res.destroyed || res.headersSent) return;
       const buf = typeof body === 'string' ? Buffer.from(body) : body;
       res.writeHead(status, {
@@ -35,7 +39,7 @@ export class Replies {
 
   /** Starts a 200 answer, then resets the connection after the first bytes of its body. */
   reset(res: ServerResponse): void {
-    this.later(() => {
+    this.#later(() => {
       const socket = res.socket;
       if (res.destroyed || !socket) return;
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8', 'content-length': '65536' });
@@ -45,20 +49,20 @@ export class Replies {
 
   /** Drops every reply not yet sent. */
   cancel(): void {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
   }
 
-  private later(fn: () => void): void {
-    const ms = this.latency();
+  #later(fn: () => void): void {
+    const ms = this.#latency();
     if (ms <= 0) {
       fn();
       return;
     }
     const t = setTimeout(() => {
-      this.timers.delete(t);
+      this.#timers.delete(t);
       fn();
     }, ms);
-    this.timers.add(t);
+    this.#timers.add(t);
   }
 }

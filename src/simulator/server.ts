@@ -236,30 +236,33 @@ function offsetClock(source: () => number): SimClock {
  */
 class RequestLog {
   readonly entries: RequestLogEntry[] = [];
-  private seq = 0;
-  private readonly byStatus: Record<string, number> = {};
-  private readonly byMethod: Record<string, number> = {};
+  #seq = 0;
+  readonly #byStatus: Record<string, number> = {};
+  readonly #byMethod: Record<string, number> = {};
 
-  constructor(
-    private readonly max: number,
-    private readonly onRequest?: (entry: RequestLogEntry) => void,
-  ) {}
+  readonly #max: number;
+  readonly #onRequest: ((entry: RequestLogEntry) => void) | undefined;
+
+  constructor(max: number, onRequest?: (entry: RequestLogEntry) => void) {
+    this.#max = max;
+    this.#onRequest = onRequest;
+  }
 
   record(entry: Omit<RequestLogEntry, 'seq'>): void {
-    const e: RequestLogEntry = { seq: ++this.seq, ...entry };
+    const e: RequestLogEntry = { seq: ++this.#seq, ...entry };
     this.entries.push(e);
-    if (this.entries.length > this.max) this.entries.splice(0, Math.max(1, Math.ceil(this.max / 10)));
-    this.byStatus[String(e.status)] = (this.byStatus[String(e.status)] ?? 0) + 1;
-    if (e.method) this.byMethod[e.method] = (this.byMethod[e.method] ?? 0) + 1;
-    this.onRequest?.(e);
+    if (this.entries.length > this.#max) this.entries.splice(0, Math.max(1, Math.ceil(this.#max / 10)));
+    this.#byStatus[String(e.status)] = (this.#byStatus[String(e.status)] ?? 0) + 1;
+    if (e.method) this.#byMethod[e.method] = (this.#byMethod[e.method] ?? 0) + 1;
+    this.#onRequest?.(e);
   }
 
   counts(): SimulatorStats['requests'] {
     return {
-      total: this.seq,
+      total: this.#seq,
       kept: this.entries.length,
-      byStatus: { ...this.byStatus },
-      byMethod: { ...this.byMethod },
+      byStatus: { ...this.#byStatus },
+      byMethod: { ...this.#byMethod },
     };
   }
 }
