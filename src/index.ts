@@ -84,8 +84,10 @@ export { CrossSlotError, WindowMismatchError } from './ledger/errors.js';
 // The ledger
 export { openLedger } from './ledger/index.js';
 export type {
+  AllowedDecision,
   Budget,
   Decision,
+  DeniedDecision,
   Ledger,
   LedgerKind,
   OpenLedgerOptions,

@@ -238,7 +238,7 @@ export class Guard {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return this.#storeDown(base, args, e);
     }
-    const outcome = this.#fromDecision(base, plan, d, now, line);
+    const outcome = this.#fromDecision(base, plan, d, line);
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
     this.#emit({ type: 'spend', outcome });
@@ -302,7 +302,6 @@ export class Guard {
     base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
     plan: PlannedBudget[],
     d: Decision,
-    now: number,
     line?: PacingLine,
   ): SpendOutcome {
     if (d.allowed)
@@ -313,13 +312,13 @@ export class Guard {
         retryAfterMs: 0,
         remaining: d.remaining,
         decision: d,
-        at: d.at ?? now,
+        at: d.at,
       };
     const limiter = plan.find((p) => p.key === d.limitedBy);
     let retryAfterMs = d.retryAfterMs;
     // A log keyed by the upstream day empties at the upstream's midnight, not when its entries age out.
     if (d.blockedUntil === undefined && limiter?.resetsAt !== undefined) {
-      retryAfterMs = Math.min(retryAfterMs, Math.max(1, limiter.resetsAt - (d.at ?? now)));
+      retryAfterMs = Math.min(retryAfterMs, Math.max(1, limiter.resetsAt - d.at));
     }
     // The pacing line rises with time; its entries do not age out within the day. The scheduled
     // need held back from the backfill shrinks as the runs start.
@@ -334,10 +333,10 @@ export class Guard {
       retryAfterMs,
       remaining: d.remaining,
       ...(limiter ? { limitedBy: limiter.name } : {}),
-      ...(d.limitedBy !== undefined ? { limitedByKey: d.limitedBy } : {}),
+      limitedByKey: d.limitedBy,
       ...(d.blockedUntil !== undefined ? { blockedUntil: d.blockedUntil } : {}),
       decision: d,
-      at: d.at ?? now,
+      at: d.at,
     };
   }
 

@@ -24,24 +24,39 @@ export interface SpendRequest {
   tag?: string;
 }
 
-/** The outcome of a spend: a value, never an exception, when the budget says no. */
-export interface Decision {
-  allowed: boolean;
-  /** 0 when allowed; otherwise ms until enough entries expire for this cost to fit on every budget. */
-  retryAfterMs: number;
+/**
+ * The outcome of a spend: a value, never an exception, when the budget says no. Narrow on
+ * `allowed`: an allowed decision carries the entry `id` (pass the decision to `refund` to take it
+ * back); a denied one says which budget denied and, when blocked, until when.
+ */
+export type Decision = AllowedDecision | DeniedDecision;
+
+interface DecisionBase {
   /** The smallest `limit - used` over the budgets, after this decision. */
   remaining: number;
+  /** Keys of the spend's budgets (needed by `refund`). */
+  keys: string[];
+  /** Cost of the spend. */
+  cost: number;
+  /** The store's clock when the decision was taken (epoch ms). */
+  at: number;
+}
+
+export interface AllowedDecision extends DecisionBase {
+  allowed: true;
+  retryAfterMs: 0;
+  /** The entry the spend stored; `refund` takes it back. */
+  id: string;
+}
+
+export interface DeniedDecision extends DecisionBase {
+  allowed: false;
+  /** ms until enough entries expire for this cost to fit on every budget (or the block lifts). */
+  retryAfterMs: number;
   /** Key of a budget that denied (or is blocked). */
-  limitedBy?: string;
-  /** Set when allowed; pass the decision to `refund` to take it back. */
-  id?: string;
+  limitedBy: string;
   /** Set when denied because the key is blocked (see `block`). */
   blockedUntil?: number;
-  /** Keys and cost of the spend (needed by `refund`). */
-  keys?: string[];
-  cost?: number;
-  /** The store's clock when the decision was taken (epoch ms). */
-  at?: number;
 }
 
 /**

@@ -4,7 +4,7 @@
  * time in order. `runModel` drives a ledger and the model with the same random operations and
  * compares every answer.
  */
-import { expect } from 'vitest';
+import { assert, expect } from 'vitest';
 import type { Decision, Ledger } from '../../src/index.js';
 import { rng } from '../../src/simulator/rng.js';
 
@@ -81,7 +81,7 @@ export async function runModel(ledger: Ledger, o: ModelOptions): Promise<void> {
         cost,
         tag,
       });
-      const now = o.exact ? clock : d.at!;
+      const now = o.exact ? clock : d.at;
       expect(d.at, ctx).toBe(now);
       // The model's decision.
       let retryAt = 0;
@@ -102,6 +102,7 @@ export async function runModel(ledger: Ledger, o: ModelOptions): Promise<void> {
           ...chosen.map((k, i) => (k.blockedUntil > now ? 0 : Math.max(0, limits[i]! - used(k, now)))),
         );
         expect(d, ctx).toMatchObject({ allowed: false, remaining });
+        assert(!d.allowed);
         // Equal Retry-Afters: the first budget. Off by the store's sub-ms rounding: either of them.
         const candidates = chosen
           .filter((_k, i) => ats[i]! > 0 && ats[i]! >= retryAt - tol)
@@ -114,8 +115,9 @@ export async function runModel(ledger: Ledger, o: ModelOptions): Promise<void> {
         allowed++;
         const remaining = Math.min(...chosen.map((k, i) => limits[i]! - used(k, now) - cost));
         expect(d, ctx).toMatchObject({ allowed: true, retryAfterMs: 0, remaining });
+        assert(d.allowed);
         for (const k of chosen) {
-          k.entries.push({ id: d.id!, at: now, cost, tag });
+          k.entries.push({ id: d.id, at: now, cost, tag });
           k.lastSpendAt = now;
         }
       }
