@@ -4,7 +4,7 @@
  * these handlers only answer.
  */
 
-import { CATEGORIES, categoriesFor } from './categories.js';
+import { CATEGORIES } from './categories.js';
 import { type Corpus, VIDEO_PARTS, type VideoPart, type VideoSeed } from './corpus.js';
 import { type ApiError, apiErrors } from './envelope.js';
 import { CHART_CATEGORIES } from './lexicon.js';
@@ -139,11 +139,20 @@ function guarded(fn: (query: URLSearchParams, epoch: number) => ApiAnswer) {
 
 /** The routes under /youtube/v3/, keyed by the rest of the path. */
 export function buildRoutes(corpus: Corpus): Map<string, Route> {
-  const regions = corpus.regions;
+  return new Map([
+    ['videos', videosRoute(corpus)],
+    ['videos:batchGetStats', batchGetStatsRoute(corpus)],
+    ['videoCategories', videoCategoriesRoute(corpus)],
+    ['channels', channelsRoute(corpus)],
+    ['search', searchRoute(corpus)],
+  ]);
+}
+
+/** videos.list: a chart page (`chart=mostPopular`) or the videos named by `id`, exactly one of the two. */
+function videosRoute(corpus: Corpus): Route {
   // Chart pages are most of the traffic and the same for every caller in a period: keep them encoded.
   const chartPages = new Lru<string, Buffer>(256);
-
-  const videos: Route = {
+  return {
     method: 'videos.list',
     handle: guarded((q, now) => {
       const p = parts(q, VIDEO_PARTS);
@@ -158,53 +167,67 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
           ),
         );
       }
-      if (chart !== null) {
-        if (chart !== 'mostPopular') {
-          throw new BadRequest(apiErrors.invalid('chart', `Unsupported chart '${chart}'.`, 'invalidChart'));
-        }
-        const region = regionCode(q, regions, true) as string;
-        const cat = q.get('videoCategoryId') ?? undefined;
-        if (cat !== undefined && !CATEGORY_IDS.has(cat)) {
-          throw new BadRequest(
-            apiErrors.invalid('videoCategoryId', `Unknown video category '${cat}'.`, 'invalidCategoryId'),
-          );
-        }
-        if (cat !== undefined && !CHART_CATEGORIES.includes(cat))
-          return { status: 404, error: apiErrors.chartNotFound() };
-        const per = maxResults(q, 5, 1);
-        const start = pageStart(corpus, q, now);
-        const cacheKey = `${region}|${cat ?? ''}|${start.epoch}|${start.offset}|${per}|${p.join(',')}`;
-        const cached = chartPages.get(cacheKey);
-        if (cached) return { status: 200, body: cached };
-        const list = corpus.chart(region, cat, start.epoch);
-        const page = paged(corpus, list, start, per);
-        const items = page.slice.map((v) => corpus.videoJson(v, start.epoch, p)).join(',');
-        const etag = corpus.etag('chart', region, cat ?? '', start.epoch, start.offset);
-        const body = listBody('youtube#videoListResponse', etag, items, {
-          ...(page.next === undefined ? {} : { next: page.next }),
-          ...(page.prev === undefined ? {} : { prev: page.prev }),
-          total: list.length,
-          perPage: per,
-        });
-        return { status: 200, body: chartPages.set(cacheKey, Buffer.from(body)) };
-      }
-      const found: VideoSeed[] = [];
-      for (const id of ids(q)) {
-        const v = corpus.videoById(id);
-        if (v && corpus.exists(v, now)) found.push(v);
-      }
-      const items = found.map((v) => corpus.videoJson(v, now, p)).join(',');
-      return {
-        status: 200,
-        body: listBody('youtube#videoListResponse', corpus.etag('ids', now, items.length), items, {
-          total: found.length,
-          perPage: found.length,
-        }),
-      };
+      return chart === null ? videosById(corpus, q, now, p) : chartPage(corpus, chartPages, q, now, p, chart);
     }),
   };
+}
 
-  const batchGetStats: Route = {
+function chartPage(
+  corpus: Corpus,
+  chartPages: Lru<string, Buffer>,
+  q: URLSearchParams,
+  now: number,
+  p: VideoPart[],
+  chart: string,
+): ApiAnswer {
+  if (chart !== 'mostPopular') {
+    throw new BadRequest(apiErrors.invalid('chart', `Unsupported chart '${chart}'.`, 'invalidChart'));
+  }
+  const region = regionCode(q, corpus.regions, true) as string;
+  const cat = q.get('videoCategoryId') ?? undefined;
+  if (cat !== undefined && !CATEGORY_IDS.has(cat)) {
+    throw new BadRequest(
+      apiErrors.invalid('videoCategoryId', `Unknown video category '${cat}'.`, 'invalidCategoryId'),
+    );
+  }
+  if (cat !== undefined && !CHART_CATEGORIES.includes(cat))
+    return { status: 404, error: apiErrors.chartNotFound() };
+  const per = maxResults(q, 5, 1);
+  const start = pageStart(corpus, q, now);
+  const cacheKey = `${region}|${cat ?? ''}|${start.epoch}|${start.offset}|${per}|${p.join(',')}`;
+  const cached = chartPages.get(cacheKey);
+  if (cached) return { status: 200, body: cached };
+  const list = corpus.chart(region, cat, start.epoch);
+  const page = paged(corpus, list, start, per);
+  const items = page.slice.map((v) => corpus.videoJson(v, start.epoch, p)).join(',');
+  const etag = corpus.etag('chart', region, cat ?? '', start.epoch, start.offset);
+  const body = listBody('youtube#videoListResponse', etag, items, {
+    ...(page.next === undefined ? {} : { next: page.next }),
+    ...(page.prev === undefined ? {} : { prev: page.prev }),
+    total: list.length,
+    perPage: per,
+  });
+  return { status: 200, body: chartPages.set(cacheKey, Buffer.from(body)) };
+}
+
+function videosById(corpus: Corpus, q: URLSearchParams, now: number, p: VideoPart[]): ApiAnswer {
+  const found: VideoSeed[] = [];
+  for (const id of ids(q)) {
+    const v = corpus.videoById(id);
+    if (v && corpus.exists(v, now)) found.push(v);
+  }
+  const items = found.map((v) => corpus.videoJson(v, now, p)).join(',');
+  return {
+    status: 200,
+    body: listBody('youtube#videoListResponse', corpus.etag('ids', now, items.length), items, {
+      total: found.length,
+      perPage: found.length,
+    }),
+  };
+}
+
+function batchGetStatsRoute(corpus: Corpus): Route {
+  return {
     method: 'videos.batchGetStats',
     handle: guarded((q, now) => {
       const p = parts(q, ['id', 'snippet', 'contentDetails', 'statistics'] as VideoPart[]);
@@ -225,8 +248,10 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
       };
     }),
   };
+}
 
-  const videoCategories: Route = {
+function videoCategoriesRoute(corpus: Corpus): Route {
+  return {
     method: 'videoCategories.list',
     handle: guarded((q) => {
       parts(q, ['snippet', 'id']);
@@ -234,7 +259,7 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
       let region = 'US';
       if (idList.length === 0) {
         if (q.get('regionCode') === null) throw new BadRequest(apiErrors.required('regionCode'));
-        region = regionCode(q, regions, false) ?? region;
+        region = regionCode(q, corpus.regions, false) ?? region;
       }
       const items = corpus
         .categoryItems(region)
@@ -247,8 +272,10 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
       };
     }),
   };
+}
 
-  const channels: Route = {
+function channelsRoute(corpus: Corpus): Route {
+  return {
     method: 'channels.list',
     handle: guarded((q) => {
       const p = parts(q, ['id', 'snippet', 'statistics']);
@@ -265,13 +292,15 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
       };
     }),
   };
+}
 
-  const search: Route = {
+function searchRoute(corpus: Corpus): Route {
+  return {
     method: 'search.list',
     handle: guarded((q, now) => {
       parts(q, ['snippet', 'id']);
       const type = q.get('type');
-      const region = regionCode(q, regions, false);
+      const region = regionCode(q, corpus.regions, false);
       const per = maxResults(q, 5, 0);
       const start = pageStart(corpus, q, now);
       const list =
@@ -298,12 +327,4 @@ export function buildRoutes(corpus: Corpus): Map<string, Route> {
       };
     }),
   };
-
-  return new Map([
-    ['videos', videos],
-    ['videos:batchGetStats', batchGetStats],
-    ['videoCategories', videoCategories],
-    ['channels', channels],
-    ['search', search],
-  ]);
 }
