@@ -159,6 +159,32 @@ function positiveInt(field: string, value: number | undefined, fallback: number)
 }
 
 export function createYouTubeClient(options: YouTubeClientOptions): YouTubeClient {
+  const settings = clientSettings(options);
+  const transport = openTransport(settings, options.logger);
+  const call: Call = (method, path, query, schema, callOptions) =>
+    request(transport, method, path, query, schema, callOptions);
+  return {
+    baseUrl: settings.baseUrl,
+    ...apiCalls(call),
+    apiMethodOf: (name) => YOUTUBE_API_METHODS[name],
+    close: () => transport.pool.close(),
+  };
+}
+
+/** The options checked, with their defaults: a bad one is a typed error before any socket opens. */
+interface ClientSettings {
+  apiKey: string;
+  /** The base URL's origin, where the pool connects. */
+  origin: string;
+  /** The base URL's path without a trailing slash, put before each method's path. */
+  basePath: string;
+  baseUrl: string;
+  timeouts: UpstreamTimeouts;
+  connections: number;
+  keepAliveMs: number;
+}
+
+function clientSettings(options: YouTubeClientOptions): ClientSettings {
   const apiKey = options.apiKey;
   if (typeof apiKey !== 'string' || apiKey.trim() === '') {
     throw new QuotaGuardError('QG_MISSING_API_KEY', 'apiKey: the upstream API key is missing or empty', {
@@ -183,17 +209,32 @@ export function createYouTubeClient(options: YouTubeClientOptions): YouTubeClien
     });
   }
   const basePath = base.pathname.replace(/\/+$/, '');
-  const baseUrl = `${base.origin}${basePath}`;
-  const timeouts: UpstreamTimeouts = {
-    connectMs: positiveInt('timeouts.connectMs', options.timeouts?.connectMs, DEFAULT_TIMEOUTS.connectMs),
-    headersMs: positiveInt('timeouts.headersMs', options.timeouts?.headersMs, DEFAULT_TIMEOUTS.headersMs),
-    bodyMs: positiveInt('timeouts.bodyMs', options.timeouts?.bodyMs, DEFAULT_TIMEOUTS.bodyMs),
+  return {
+    apiKey,
+    origin: base.origin,
+    basePath,
+    baseUrl: `${base.origin}${basePath}`,
+    timeouts: {
+      connectMs: positiveInt('timeouts.connectMs', options.timeouts?.connectMs, DEFAULT_TIMEOUTS.connectMs),
+      headersMs: positiveInt('timeouts.headersMs', options.timeouts?.headersMs, DEFAULT_TIMEOUTS.headersMs),
+      bodyMs: positiveInt('timeouts.bodyMs', options.timeouts?.bodyMs, DEFAULT_TIMEOUTS.bodyMs),
+    },
+    connections: positiveInt('connections', options.connections, 8),
+    keepAliveMs: positiveInt('keepAliveMs', options.keepAliveMs, 30_000),
   };
-  const connections = positiveInt('connections', options.connections, 8);
-  const keepAliveMs = positiveInt('keepAliveMs', options.keepAliveMs, 30_000);
-  const log = options.logger;
+}
 
-  // Errors that come out of connection establishment: the request was provably never written.
+/** The pool and what a request needs besides it. */
+interface Transport {
+  settings: ClientSettings;
+  pool: Pool;
+  /** Errors that came out of connection establishment: the request was provably never written. */
+  connectFailures: WeakSet<object>;
+  log: UpstreamLogger | undefined;
+}
+
+function openTransport(settings: ClientSettings, log: UpstreamLogger | undefined): Transport {
+  const { timeouts, keepAliveMs } = settings;
   const connectFailures = new WeakSet<object>();
   const baseConnect = buildConnector({ timeout: timeouts.connectMs });
   const connect: buildConnector.connector = (opts, callback) =>
@@ -203,8 +244,8 @@ export function createYouTubeClient(options: YouTubeClientOptions): YouTubeClien
       callback(...args);
     });
 
-  const pool = new Pool(base.origin, {
-    connections,
+  const pool = new Pool(settings.origin, {
+    connections: settings.connections,
     connect,
     headersTimeout: timeouts.headersMs,
     bodyTimeout: timeouts.bodyMs,
@@ -212,86 +253,111 @@ export function createYouTubeClient(options: YouTubeClientOptions): YouTubeClien
     keepAliveMaxTimeout: Math.max(keepAliveMs, 600_000),
     pipelining: 1,
   });
+  return { settings, pool, connectFailures, log };
+}
 
-  async function call<S extends z.ZodType>(
-    method: ApiMethod,
-    path: string,
-    query: Record<string, string | undefined>,
-    schema: S,
-    callOptions: CallOptions | undefined,
-  ): Promise<z.output<S>> {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
-    params.set('key', apiKey);
-    const fullPath = `${basePath}${path}?${params.toString()}`;
-    const ctx: CallContext = { method, url: redactUrl(`${base.origin}${fullPath}`), secret: apiKey };
-    const started = performance.now();
-    const signal = callOptions?.signal;
-    const abortedBeforeDispatch = signal?.aborted === true;
+type Call = <S extends z.ZodType>(
+  method: ApiMethod,
+  path: string,
+  query: Record<string, string | undefined>,
+  schema: S,
+  callOptions: CallOptions | undefined,
+) => Promise<z.output<S>>;
 
-    let status = 0;
-    let headers: Record<string, string | string[] | undefined> = {};
-    let text: string;
-    try {
-      if (abortedBeforeDispatch) throw signal?.reason ?? new Error('aborted');
-      const res = await pool.request({
-        method: 'GET',
-        path: fullPath,
-        headers: { accept: 'application/json', 'user-agent': 'quota-guard' },
-        ...(signal ? { signal } : {}),
-      });
-      status = res.statusCode;
-      headers = res.headers;
-      text = await res.body.text();
-    } catch (e) {
-      const err = errorFromTransport(
-        e,
-        {
-          connectFailed: typeof e === 'object' && e !== null && connectFailures.has(e),
-          abortedBeforeDispatch,
-        },
-        ctx,
-      );
-      log?.warn(
-        { method, url: ctx.url, code: err.code, reached: err.reached, ms: elapsed(started) },
-        err.message,
-      );
-      throw err;
-    }
+/** One GET: a transport failure or a non-2xx answer is a typed error, a 2xx body is checked against `schema`. */
+async function request<S extends z.ZodType>(
+  t: Transport,
+  method: ApiMethod,
+  path: string,
+  query: Record<string, string | undefined>,
+  schema: S,
+  callOptions: CallOptions | undefined,
+): Promise<z.output<S>> {
+  const { apiKey, origin, basePath } = t.settings;
+  const log = t.log;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
+  params.set('key', apiKey);
+  const fullPath = `${basePath}${path}?${params.toString()}`;
+  const ctx: CallContext = { method, url: redactUrl(`${origin}${fullPath}`), secret: apiKey };
+  const started = performance.now();
+  const signal = callOptions?.signal;
+  const abortedBeforeDispatch = signal?.aborted === true;
 
-    log?.debug?.({ method, url: ctx.url, status, ms: elapsed(started) }, 'upstream request');
-    if (status < 200 || status >= 300) {
-      const err = errorFromResponse(status, headers, text, ctx);
-      log?.warn(
-        { method, url: ctx.url, code: err.code, reached: err.reached, status, reason: err.reason },
-        err.message,
-      );
-      throw err;
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw badResponse(ctx, status, 'body is not JSON');
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const issues = parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.') || '(root)'}: ${redactText(i.message, apiKey)}`);
-      const err = badResponse(ctx, status, issues[0] ?? 'wrong shape', issues);
-      log?.warn({ method, url: ctx.url, code: err.code, issues }, err.message);
-      throw err;
-    }
-    return parsed.data;
+  let status = 0;
+  let headers: Record<string, string | string[] | undefined> = {};
+  let text: string;
+  try {
+    if (abortedBeforeDispatch) throw signal?.reason ?? new Error('aborted');
+    const res = await t.pool.request({
+      method: 'GET',
+      path: fullPath,
+      headers: { accept: 'application/json', 'user-agent': 'quota-guard' },
+      ...(signal ? { signal } : {}),
+    });
+    status = res.statusCode;
+    headers = res.headers;
+    text = await res.body.text();
+  } catch (e) {
+    const err = errorFromTransport(
+      e,
+      {
+        connectFailed: typeof e === 'object' && e !== null && t.connectFailures.has(e),
+        abortedBeforeDispatch,
+      },
+      ctx,
+    );
+    log?.warn(
+      { method, url: ctx.url, code: err.code, reached: err.reached, ms: elapsed(started) },
+      err.message,
+    );
+    throw err;
   }
 
-  function tagged<P, R>(name: YouTubeMethodName, fn: (params: P, options?: CallOptions) => Promise<R>) {
-    return Object.assign(fn, { apiMethod: YOUTUBE_API_METHODS[name] }) as ApiCall<P, R>;
+  log?.debug?.({ method, url: ctx.url, status, ms: elapsed(started) }, 'upstream request');
+  if (status < 200 || status >= 300) {
+    const err = errorFromResponse(status, headers, text, ctx);
+    log?.warn(
+      { method, url: ctx.url, code: err.code, reached: err.reached, status, reason: err.reason },
+      err.message,
+    );
+    throw err;
   }
+  return parseBody(ctx, status, text, schema, log);
+}
 
+function parseBody<S extends z.ZodType>(
+  ctx: CallContext,
+  status: number,
+  text: string,
+  schema: S,
+  log: UpstreamLogger | undefined,
+): z.output<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw badResponse(ctx, status, 'body is not JSON');
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join('.') || '(root)'}: ${redactText(i.message, ctx.secret)}`);
+    const err = badResponse(ctx, status, issues[0] ?? 'wrong shape', issues);
+    log?.warn({ method: ctx.method, url: ctx.url, code: err.code, issues }, err.message);
+    throw err;
+  }
+  return parsed.data;
+}
+
+function tagged<P, R>(name: YouTubeMethodName, fn: (params: P, options?: CallOptions) => Promise<R>) {
+  return Object.assign(fn, { apiMethod: YOUTUBE_API_METHODS[name] }) as ApiCall<P, R>;
+}
+
+/** Each API method's parameters checked and turned into its query, then one `call`. */
+function apiCalls(call: Call): Pick<YouTubeClient, YouTubeMethodName> {
   return {
-    baseUrl,
     videosListChart: tagged('videosListChart', async (p: ChartParams, o) => {
       const m = YOUTUBE_API_METHODS.videosListChart;
       const query = {
@@ -341,8 +407,6 @@ export function createYouTubeClient(options: YouTubeClientOptions): YouTubeClien
       };
       return call(m, '/search', query, SearchListResponseSchema, o);
     }),
-    apiMethodOf: (name) => YOUTUBE_API_METHODS[name],
-    close: () => pool.close(),
   };
 }
 
