@@ -392,45 +392,108 @@ function planBucket(
   sources: Source[],
   now: number,
 ): BucketPlan {
-  const bw: Window =
+  const b = bucketDemand(config, c, bucket, sources, now);
+  const checks: PlanCheck[] = [];
+  const notes: string[] = [];
+  tierChecks(b, checks);
+  paceCheck(b, checks, notes);
+  budgetChecks(b, checks);
+  const lines = planLines(b, notes);
+  return {
+    credential: c.id,
+    bucket: bucket.id,
+    quota: bucket.quota,
+    reserve: bucket.reserve,
+    backfillHeadroom: bucket.backfillHeadroom,
+    ceilings: { ...bucket.ceilings },
+    window: b.window.kind,
+    windowMs: b.window.ms,
+    lines,
+    scheduledUnits: b.scheduled,
+    checks,
+    notes,
+    changes: [],
+    fits: checks.every((k) => k.fits),
+  };
+}
+
+/** One bucket of one credential, the sources that spend it and their demand in its window by tier. */
+interface BucketDemand {
+  config: Config;
+  c: CredentialConfig;
+  bucket: BucketConfig;
+  sources: Source[];
+  now: number;
+  /** The bucket's window; an upstream day is checked as its longest, 25 hours. */
+  window: Window;
+  scheduled: number;
+  manual: number;
+  backfillSources: Source[];
+  hasBackfill: boolean;
+  backfillExpected: number;
+  /** The most the matching sources spend together in any window `w`. */
+  demand(pred: (s: Source) => boolean, w: Window): number;
+}
+
+function bucketDemand(
+  config: Config,
+  c: CredentialConfig,
+  bucket: BucketConfig,
+  sources: Source[],
+  now: number,
+): BucketDemand {
+  const window: Window =
     bucket.window.kind === 'sliding'
       ? { kind: 'sliding', ms: bucket.window.ms }
       : { kind: 'upstream-day', ms: 25 * 3_600_000 };
   const demand = (pred: (s: Source) => boolean, w: Window) =>
     sources.filter(pred).reduce((n, s) => n + demandOf(s, w, c.timeZone, now), 0);
   const isTier = (t: Tier) => (s: Source) => s.line.tier === t && s.line.source !== 'backfill';
-  const scheduled = demand(isTier('scheduled'), bw);
-  const manual = demand(isTier('manual'), bw);
   const backfillSources = sources.filter((s) => s.line.source === 'backfill');
-  const hasBackfill = backfillSources.length > 0;
-  const backfillExpected = demand(isTier('backfill'), bw);
-
-  const checks: PlanCheck[] = [];
-  const notes: string[] = [];
-  const check = (
-    kind: CheckKind,
-    name: string,
-    limit: number,
-    w: Window,
-    d: number,
-    fixes: (over: number) => string[],
-  ) => {
-    const fits = d <= limit;
-    checks.push({
-      kind,
-      name,
-      limit,
-      windowMs: w.ms,
-      window: w.kind,
-      demand: d,
-      fits,
-      over: fits ? 0 : d - limit,
-      fixes: fits ? [] : fixes(d - limit),
-    });
+  return {
+    config,
+    c,
+    bucket,
+    sources,
+    now,
+    window,
+    scheduled: demand(isTier('scheduled'), window),
+    manual: demand(isTier('manual'), window),
+    backfillSources,
+    hasBackfill: backfillSources.length > 0,
+    backfillExpected: demand(isTier('backfill'), window),
+    demand,
   };
+}
 
+function addCheck(
+  checks: PlanCheck[],
+  kind: CheckKind,
+  name: string,
+  limit: number,
+  w: Window,
+  d: number,
+  fixes: (over: number) => string[],
+): void {
+  const fits = d <= limit;
+  checks.push({
+    kind,
+    name,
+    limit,
+    windowMs: w.ms,
+    window: w.kind,
+    demand: d,
+    fits,
+    over: fits ? 0 : d - limit,
+    fixes: fits ? [] : fixes(d - limit),
+  });
+}
+
+/** The scheduled ceiling, the headroom the backfill leaves, and the room left for manual calls. */
+function tierChecks(b: BucketDemand, checks: PlanCheck[]): void {
+  const { config, c, bucket, window: bw, scheduled, manual, hasBackfill } = b;
   if (scheduled > 0) {
-    check('ceiling', 'scheduled ceiling', bucket.ceilings.scheduled, bw, scheduled, (over) => [
+    addCheck(checks, 'ceiling', 'scheduled ceiling', bucket.ceilings.scheduled, bw, scheduled, (over) => [
       `raise credentials[${config.credentials.indexOf(c)}].buckets.${bucket.id}.quota to at least ${fmt(bucket.quota + over)} (a quota increase from the upstream)`,
     ]);
   }
@@ -438,7 +501,7 @@ function planBucket(
     // A backfill with a large backlog fills the bucket to its own ceiling; the scheduled jobs then
     // have the headroom above it.
     const room = bucket.ceilings.scheduled - bucket.ceilings.backfill;
-    check('headroom', 'backfill headroom', room, bw, scheduled, () => [
+    addCheck(checks, 'headroom', 'backfill headroom', room, bw, scheduled, () => [
       bucket.reserve + scheduled < bucket.quota
         ? `raise backfillHeadroom of ${bucket.id} to at least ${fmt(scheduled)} (now ${fmt(room)}), so the backfill leaves the scheduled jobs their units`
         : `the scheduled jobs need more than the quota less the reserve: no headroom can protect them from the backfill`,
@@ -447,33 +510,39 @@ function planBucket(
   if (manual > 0) {
     const taken = hasBackfill ? bucket.ceilings.backfill + scheduled : scheduled;
     const room = Math.max(0, bucket.ceilings.manual - taken);
-    check('manual', 'manual room', room, bw, manual, (over) => [
+    addCheck(checks, 'manual', 'manual room', room, bw, manual, (over) => [
       `make ${fmt(over)} fewer units of manual calls a ${windowLabel({ window: bw.kind, windowMs: bw.ms })}, or move them to another credential`,
       hasBackfill
         ? `raise the reserve of ${bucket.id}: manual calls get the reserve and the headroom the scheduled jobs leave`
         : `raise the quota of ${bucket.id}`,
     ]);
   }
-  if (bucket.pace) {
-    const pw: Window = { kind: 'sliding', ms: bucket.pace.windowMs };
-    const d = demand((s) => s.line.source !== 'backfill', pw);
-    check('pace', 'pace', bucket.pace.limit, pw, d, () => [
-      `raise the pace limit of ${bucket.id} to at least ${fmt(d)}`,
-      'spread the regions further apart (schedules.trending.stagger)',
-    ]);
-    if (hasBackfill)
-      notes.push(
-        `the backfill spends the ${bucket.id} pace too: it takes what the scheduled jobs leave of it`,
-      );
-  }
-  for (const b of c.budgets) {
+}
+
+function paceCheck(b: BucketDemand, checks: PlanCheck[], notes: string[]): void {
+  const { bucket } = b;
+  if (!bucket.pace) return;
+  const pw: Window = { kind: 'sliding', ms: bucket.pace.windowMs };
+  const d = b.demand((s) => s.line.source !== 'backfill', pw);
+  addCheck(checks, 'pace', 'pace', bucket.pace.limit, pw, d, () => [
+    `raise the pace limit of ${bucket.id} to at least ${fmt(d)}`,
+    'spread the regions further apart (schedules.trending.stagger)',
+  ]);
+  if (b.hasBackfill)
+    notes.push(`the backfill spends the ${bucket.id} pace too: it takes what the scheduled jobs leave of it`);
+}
+
+/** Each budget of the credential against the calls it covers (the backfill aside: it only takes headroom). */
+function budgetChecks(b: BucketDemand, checks: PlanCheck[]): void {
+  const { c, bucket, sources, now } = b;
+  for (const budget of c.budgets) {
     const covered = sources.filter(
-      (s) => s.line.source !== 'backfill' && budgetCovers(b, bucket.id, s.line.method, s.line.tier),
+      (s) => s.line.source !== 'backfill' && budgetCovers(budget, bucket.id, s.line.method, s.line.tier),
     );
     if (!covered.length) continue;
-    const w: Window = { kind: 'sliding', ms: b.windowMs };
+    const w: Window = { kind: 'sliding', ms: budget.windowMs };
     const d = covered.reduce((n, s) => n + demandOf(s, w, c.timeZone, now), 0);
-    check('budget', `budget ${b.id}`, b.limit, w, d, (over) => {
+    addCheck(checks, 'budget', `budget ${budget.id}`, budget.limit, w, d, (over) => {
       const fixes: string[] = [];
       const burst = covered.filter((s) => s.perDay !== undefined);
       for (const s of burst) {
@@ -482,12 +551,16 @@ function planBucket(
           `make at most ${fmt(calls)} ${s.line.method} calls a day for ${s.line.id} (now ${fmt(s.perDay! / s.line.cost)})`,
         );
       }
-      fixes.push(`raise budget ${b.id}'s limit to at least ${fmt(d)}`);
+      fixes.push(`raise budget ${budget.id}'s limit to at least ${fmt(d)}`);
       return fixes;
     });
   }
+}
 
-  const lines: PlanLine[] = sources
+/** What each source spends in the bucket's window; a backfill line takes the headroom the others leave. */
+function planLines(b: BucketDemand, notes: string[]): PlanLine[] {
+  const { c, bucket, now, window: bw, scheduled, manual, backfillExpected } = b;
+  const lines: PlanLine[] = b.sources
     .filter((s) => s.line.source !== 'backfill')
     .map((s) => {
       const runs = runsIn(s, bw, c.timeZone, now);
@@ -498,15 +571,15 @@ function planBucket(
         detail: s.line.detail.replace('{runs}', plural(runs ?? 0, 'run')),
       };
     });
-  for (const s of backfillSources) {
+  for (const s of b.backfillSources) {
     const shared = scheduled + manual + backfillExpected;
     let take = Math.max(0, bucket.ceilings.backfill - (scheduled > 0 ? scheduled : 0));
     let why = `up to its ceiling of ${fmt(bucket.ceilings.backfill)}${scheduled > 0 ? ` less what the scheduled jobs spend` : ''}`;
-    for (const b of c.budgets.filter((x) => budgetCovers(x, bucket.id, s.line.method, 'backfill'))) {
-      const cap = b.limit * Math.max(1, Math.ceil(bw.ms / b.windowMs));
+    for (const budget of c.budgets.filter((x) => budgetCovers(x, bucket.id, s.line.method, 'backfill'))) {
+      const cap = budget.limit * Math.max(1, Math.ceil(bw.ms / budget.windowMs));
       if (cap < take) {
         take = cap;
-        why = `capped by budget ${b.id} (${fmt(b.limit)} per ${windowLabel({ window: 'sliding', windowMs: b.windowMs })})`;
+        why = `capped by budget ${budget.id} (${fmt(budget.limit)} per ${windowLabel({ window: 'sliding', windowMs: budget.windowMs })})`;
       }
     }
     lines.push({ ...s.line, units: take, detail: `takes headroom only: ${why}` });
@@ -515,23 +588,7 @@ function planBucket(
         `only the backfill spends ${bucket.id}: its headroom of ${fmt(bucket.backfillHeadroom)} units is never used; set backfillHeadroom: 0 on it to let the backfill use it`,
       );
   }
-
-  return {
-    credential: c.id,
-    bucket: bucket.id,
-    quota: bucket.quota,
-    reserve: bucket.reserve,
-    backfillHeadroom: bucket.backfillHeadroom,
-    ceilings: { ...bucket.ceilings },
-    window: bw.kind,
-    windowMs: bw.ms,
-    lines,
-    scheduledUnits: scheduled,
-    checks,
-    notes,
-    changes: [],
-    fits: checks.every((k) => k.fits),
-  };
+  return lines;
 }
 
 function fmt(n: number): string {
