@@ -76,10 +76,10 @@ export type {
 } from './guard/types.js';
 
 // The jobs
-export { type BackfillOptions, runBackfill } from './jobs/backfill.js';
-export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './jobs/context.js';
-export { runTrending, type TrendingOptions } from './jobs/trending.js';
-export type { JobContext, JobOutcome, JobResult } from './jobs/types.js';
+export { type BackfillOptions, runBackfill } from './job-library/backfill.js';
+export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './job-library/context.js';
+export { runTrending, type TrendingOptions } from './job-library/trending.js';
+export type { JobContext, JobOutcome, JobResult } from './job-library/types.js';
 export { CrossSlotError, WindowMismatchError } from './ledger/errors.js';
 // The ledger
 export { openLedger } from './ledger/index.js';

@@ -9,7 +9,7 @@ import { type Env, loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
-import type { DivertableLog } from '../jobs/progress.js';
+import type { DivertableLog } from '../job-library/progress.js';
 import { openLedger } from '../ledger/open.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';

@@ -5,8 +5,8 @@
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { openRunHistory } from '../history/index.js';
-import { type OpenedJobContext, openJobContext } from '../jobs/context.js';
-import { abortOnSignals } from '../jobs/job-run.js';
+import { type OpenedJobContext, openJobContext } from '../job-library/context.js';
+import { abortOnSignals } from '../job-library/job-run.js';
 import { withContext } from './context.js';
 import type { JobCommandOptions } from './options.js';
 

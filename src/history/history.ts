@@ -6,7 +6,7 @@
 import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, CredentialConfig, StoreConfig } from '../config/types.js';
 import { bucketWindow } from '../guard/keys.js';
-import type { JobResult } from '../jobs/types.js';
+import type { JobResult } from '../job-library/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { type RunHistory, type RunSummary, regionOfJob } from './types.js';
 

@@ -9,7 +9,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { credentialKeyPrefix } from '../guard/keys.js';
-import type { JobOutcome } from '../jobs/types.js';
+import type { JobOutcome } from '../job-library/types.js';
 import { closeRedis, connectRedis, mapRedisError } from '../ledger/redis.js';
 import type { LedgerKind, OpenLedgerOptions } from '../ledger/types.js';
 import {

@@ -2,7 +2,7 @@
  * The run history's public types: one small summary per finished job run, kept in the ledger's
  * store (so every host that spends a credential sees every host's runs), bounded in size.
  */
-import type { JobOutcome } from '../jobs/types.js';
+import type { JobOutcome } from '../job-library/types.js';
 
 /** Runs kept per credential; older ones are dropped as new ones arrive (about 50 days of 8 hourly regions and a backfill). */
 export const MAX_RUNS_PER_CREDENTIAL = 10_000;

@@ -15,7 +15,7 @@ import { quotaStatus } from '../guard/status.js';
 import type { GuardEvent } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
 import type { RunHistory } from '../history/types.js';
-import type { JobResult } from '../jobs/types.js';
+import type { JobResult } from '../job-library/types.js';
 import { clockStepsCorrected } from '../ledger/clock.js';
 import type { Ledger } from '../ledger/types.js';
 

@@ -16,7 +16,7 @@ import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
 import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
 import type { RunHistory, RunSummary } from '../history/types.js';
-import { backfillMethod } from '../jobs/backfill.js';
+import { backfillMethod } from '../job-library/backfill.js';
 import type { Ledger } from '../ledger/types.js';
 import { startOfDay } from '../quota/time.js';
 

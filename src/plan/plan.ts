@@ -25,7 +25,7 @@ import type {
   Tier,
 } from '../config/types.js';
 import { budgetCovers } from '../guard/keys.js';
-import { backfillMethod } from '../jobs/backfill.js';
+import { backfillMethod } from '../job-library/backfill.js';
 import { cronRuns, maxInDay, maxInWindow, type Spend, trendingRuns } from './runs.js';
 
 const DAY_MS = 86_400_000;

@@ -9,7 +9,7 @@
  */
 import { type Logger as CronLogger, createTask } from 'node-cron';
 import type { GuardLogger } from '../guard/types.js';
-import type { JobResult } from '../jobs/types.js';
+import type { JobResult } from '../job-library/types.js';
 
 export interface ScheduledJob {
   /** Unique: `trending:US`, `backfill`. */

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { configFile } from '../e2e/helpers.js';
-import { secretKey, tmpPath } from '../jobs/helpers.js';
+import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { get, sample, scrape } from '../metrics/helpers.js';
 import { cli } from './helpers.js';
 

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { ISO_3166_1_ALPHA_2 } from '../../src/config/regions.js';
-import { runTrending } from '../../src/jobs/index.js';
+import { runTrending } from '../../src/job-library/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { rig } from '../jobs/helpers.js';
+import { rig } from '../job-library/helpers.js';
 
 describe('ISO 3166-1 region codes', () => {
   it('holds the 249 assigned codes, each one a region Intl knows by name', () => {

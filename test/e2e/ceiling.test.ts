@@ -6,9 +6,9 @@
 import { describe, expect, inject, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
 import { DEFAULT_REGIONS } from '../../src/config/index.js';
-import { runBackfill, runTrending } from '../../src/jobs/index.js';
+import { runBackfill, runTrending } from '../../src/job-library/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { rig, secretKey, tmpPath, used } from '../jobs/helpers.js';
+import { rig, secretKey, tmpPath, used } from '../job-library/helpers.js';
 import { prefix } from './helpers.js';
 
 describe('8 regional jobs at once on one credential', () => {

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cli, expectOneLine } from '../cli/helpers.js';
-import { tmpPath } from '../jobs/helpers.js';
+import { tmpPath } from '../job-library/helpers.js';
 import { configFile } from './helpers.js';
 
 beforeEach(() => {

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import YAML from 'yaml';
-import { tmpPath } from '../jobs/helpers.js';
+import { tmpPath } from '../job-library/helpers.js';
 
 /** A key prefix on the shared private Redis no other test (in this file or another) uses. */
 export function prefix(): string {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli } from '../cli/helpers.js';
-import { secretKey, tmpPath } from '../jobs/helpers.js';
+import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { configFile } from './helpers.js';
 
 const BIN = join(import.meta.dirname, '../../src/cli/bin.ts');

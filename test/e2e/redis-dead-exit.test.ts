@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { freePort, type RedisServer, startRedisServer } from '../harness/redis.js';
-import { tmpPath } from '../jobs/helpers.js';
+import { tmpPath } from '../job-library/helpers.js';
 import { type ChildResult, configFile, runChild } from './helpers.js';
 
 const LINGER = /still busy .* after the command ended/;

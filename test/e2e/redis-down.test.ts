@@ -5,10 +5,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBackfill, runTrending } from '../../src/jobs/index.js';
+import { runBackfill, runTrending } from '../../src/job-library/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { type RedisServer, startRedisServer } from '../harness/redis.js';
-import { logText, type Rig, rig, used } from '../jobs/helpers.js';
+import { logText, type Rig, rig, used } from '../job-library/helpers.js';
 
 let sim: Simulator;
 let redis: RedisServer;

@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard, quotaStatus } from '../../src/guard/index.js';
-import { runBackfill, runTrending } from '../../src/jobs/index.js';
+import { runBackfill, runTrending } from '../../src/job-library/index.js';
 import { createMetrics, type MetricsServer, startMetricsServer } from '../../src/metrics/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { createYouTubeClient, type YouTubeClient } from '../../src/upstream/index.js';
-import { type Rig, rig } from '../jobs/helpers.js';
+import { type Rig, rig } from '../job-library/helpers.js';
 import { sample, scrape } from '../metrics/helpers.js';
 
 const SEARCH_CALLS = 5;

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { secretKey, tmpPath } from '../jobs/helpers.js';
+import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { type ChildResult, configFile, prefix, runChild } from './helpers.js';
 
 const key = secretKey();

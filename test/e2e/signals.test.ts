@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { secretKey, tmpPath } from '../jobs/helpers.js';
+import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { configFile } from './helpers.js';
 
 let sim: Simulator;

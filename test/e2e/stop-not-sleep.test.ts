@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli } from '../cli/helpers.js';
-import { secretKey, tmpPath } from '../jobs/helpers.js';
+import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { configFile, prefix } from './helpers.js';
 
 let sim: Simulator;

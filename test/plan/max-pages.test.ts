@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTrending } from '../../src/jobs/index.js';
+import { runTrending } from '../../src/job-library/index.js';
 import { planBudget } from '../../src/plan/plan.js';
-import { type Rig, rig } from '../jobs/helpers.js';
+import { type Rig, rig } from '../job-library/helpers.js';
 
 const rigs: Rig[] = [];
 afterEach(async () => {

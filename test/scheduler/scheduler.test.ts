@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { JobResult } from '../../src/jobs/types.js';
+import type { JobResult } from '../../src/job-library/types.js';
 import {
   type ScheduledJob,
   Scheduler,

@@ -10,7 +10,7 @@ import { type ScheduledJob, startService, type TickSource } from '../../src/sche
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli, expectOneLine } from '../cli/helpers.js';
 import { capture } from '../guard/helpers.js';
-import { KEY_ENV, secretKey, tmpPath } from '../jobs/helpers.js';
+import { KEY_ENV, secretKey, tmpPath } from '../job-library/helpers.js';
 import { get, sample, scrape } from '../metrics/helpers.js';
 
 const cleanup: Array<() => Promise<void>> = [];

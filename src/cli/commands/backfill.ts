@@ -38,9 +38,9 @@ export function register(program: Command): void {
       ] = await Promise.all([
         import('../jobs.js'),
         import('../context.js'),
-        import('../../jobs/backfill.js'),
-        import('../../jobs/progress.js'),
-        import('../../jobs/summary.js'),
+        import('../../job-library/backfill.js'),
+        import('../../job-library/progress.js'),
+        import('../../job-library/summary.js'),
       ]);
       const { config, credential } = preflight(opts, () => undefined);
       if (opts.dryRun) {
@@ -48,7 +48,7 @@ export function register(program: Command): void {
           await Promise.all([
             import('../dry-run.js'),
             import('../../cache/index.js'),
-            import('../../jobs/backfill.js'),
+            import('../../job-library/backfill.js'),
           ]);
         const cache = openCache(config.cache.path, { create: false });
         let due: number;

@@ -21,7 +21,7 @@ export function register(program: Command): void {
     action(async (opts: { dir?: string; config?: string }) => {
       const [{ runDemo }, { abortOnSignals }] = await Promise.all([
         import('../demo.js'),
-        import('../../jobs/job-run.js'),
+        import('../../job-library/job-run.js'),
       ]);
       const { signal, dispose } = abortOnSignals();
       try {

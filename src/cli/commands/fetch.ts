@@ -41,9 +41,9 @@ export function register(program: Command): void {
         { runTrending },
       ] = await Promise.all([
         import('../jobs.js'),
-        import('../../jobs/job-run.js'),
-        import('../../jobs/summary.js'),
-        import('../../jobs/trending.js'),
+        import('../../job-library/job-run.js'),
+        import('../../job-library/summary.js'),
+        import('../../job-library/trending.js'),
       ]);
       const {
         config,

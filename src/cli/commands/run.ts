@@ -33,7 +33,7 @@ export function register(program: Command): void {
       const [{ preflight }, { openContext }, { abortOnSignals }, { startService }] = await Promise.all([
         import('../jobs.js'),
         import('../context.js'),
-        import('../../jobs/job-run.js'),
+        import('../../job-library/job-run.js'),
         import('../../scheduler/service.js'),
       ]);
       const { config, credential } = preflight(opts, () => undefined);

@@ -39,7 +39,7 @@ export function register(program: Command): void {
       ] = await Promise.all([
         import('../../config/load.js'),
         import('../context.js'),
-        import('../../jobs/job-run.js'),
+        import('../../job-library/job-run.js'),
         import('../../history/index.js'),
         import('../../metrics/metrics.js'),
         import('../../metrics/page.js'),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTrending } from '../../src/jobs/index.js';
+import { runTrending } from '../../src/job-library/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { logText, rig, used } from './helpers.js';
 
