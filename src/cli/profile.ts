@@ -3,10 +3,10 @@
  * one a config file defines under `profiles` (`--config FILE`; its other settings are not used).
  */
 import { ConfigError } from '../errors.js';
-import type { QuotaProfile } from '../quota/profiles.js';
+import type { QuotaProfile } from '../profiles/profiles.js';
 
 export async function profileFor(id: string, configFile: string | undefined): Promise<QuotaProfile> {
-  const { getProfile, PROFILES } = await import('../quota/profiles.js');
+  const { getProfile, PROFILES } = await import('../profiles/profiles.js');
   let custom: Readonly<Record<string, QuotaProfile>> = {};
   if (configFile !== undefined) {
     const { loadConfig } = await import('../config/load.js');

@@ -4,7 +4,7 @@
  * credential's method or bucket by name. Each throws a ConfigError naming what is configured.
  */
 import { ConfigError } from '../errors.js';
-import type { MethodSpec } from '../quota/profiles.js';
+import type { MethodSpec } from '../profiles/profiles.js';
 import type { Resolved } from './resolve.js';
 import type { BucketConfig, Config, CredentialConfig, Env } from './types.js';
 

@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { validateDetailed } from 'node-cron';
-import { getProfile, type MethodSpec, PROFILES, type QuotaProfile, toProfile } from '../quota/profiles.js';
-import { isValidTimeZone } from '../quota/time.js';
+import { isValidTimeZone } from '../calendar-day.js';
+import { getProfile, type MethodSpec, PROFILES, type QuotaProfile, toProfile } from '../profiles/profiles.js';
 import { DEFAULT_BACKFILL_HEADROOM, DEFAULT_RESERVE, DEFAULT_WINDOW, STORE_ENV } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { absolutePath, configDir, DEFAULT_CACHE_FILE, DEFAULT_LEDGER_FILE, dataDir } from './paths.js';

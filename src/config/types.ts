@@ -4,7 +4,7 @@
  * and the CLI. It never holds an API key: keys are read from the environment on demand
  * (`config.apiKey(credentialId)`).
  */
-import type { MethodSpec, ProfileId, QuotaProfile } from '../quota/profiles.js';
+import type { MethodSpec, ProfileId, QuotaProfile } from '../profiles/profiles.js';
 import type { StoreKind } from './store-url.js';
 
 export type { StoreKind };

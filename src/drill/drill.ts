@@ -33,7 +33,13 @@ import { openLedger } from '../ledger/index.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { HttpAddress } from '../metrics/server.js';
 import { trendingRuns } from '../plan/runs.js';
-import { getProfile, PROFILES, type ProfileId, profileData, type QuotaProfile } from '../quota/profiles.js';
+import {
+  getProfile,
+  PROFILES,
+  type ProfileId,
+  profileData,
+  type QuotaProfile,
+} from '../profiles/profiles.js';
 import { type Service, startService } from '../scheduler/service.js';
 import { type Simulator, startSimulator } from '../simulator/index.js';
 

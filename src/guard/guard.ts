@@ -10,14 +10,14 @@
  *   ledger allowed the call.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
+import { nextMidnight } from '../calendar-day.js';
 import { formatDuration } from '../config/duration.js';
 import { bucketOf, methodOf } from '../config/lookups.js';
 import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
 import { ExitCode, InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
-import { bucketOfUpstreamQuota, getProfile } from '../quota/profiles.js';
-import { nextMidnight } from '../quota/time.js';
+import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
 import { explainLedgerError } from './explain.js';

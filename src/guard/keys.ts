@@ -11,9 +11,9 @@
  * there and nowhere else.
  */
 
+import { dayKey, dayLengthMs, nextMidnight } from '../calendar-day.js';
 import type { BucketConfig, BudgetConfig, CredentialConfig, Tier } from '../config/types.js';
 import type { Budget } from '../ledger/types.js';
-import { dayKey, dayLengthMs, nextMidnight } from '../quota/time.js';
 
 export function credentialKeyPrefix(credential: string): string {
   return `qg:{${credential}}`;

@@ -17,10 +17,11 @@
  * The day's backfill spend is counted in a log of its own, `qg:{<credential>}:<bucket>:backfill:<day>`,
  * spent in the same atomic call as the bucket with the line as its limit.
  */
+
+import { nextMidnight, startOfDay } from '../calendar-day.js';
 import type { BucketConfig, Config, CredentialConfig } from '../config/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { cronRuns, trendingRuns } from '../plan/runs.js';
-import { nextMidnight, startOfDay } from '../quota/time.js';
 import { bucketKey, bucketWindow } from './keys.js';
 
 /** The share of the day's allowance held back until the day's scheduled runs have started. */

@@ -11,6 +11,7 @@
  * - Every region's last successful fetch (stale ones flagged), blocks, and the last runs.
  */
 import { DateTime } from 'luxon';
+import { startOfDay } from '../calendar-day.js';
 import type { Config } from '../config/types.js';
 import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
@@ -18,7 +19,6 @@ import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
 import type { RunHistory, RunSummary } from '../history/types.js';
 import { backfillMethod } from '../job-library/backfill.js';
 import type { Ledger } from '../ledger/types.js';
-import { startOfDay } from '../quota/time.js';
 
 export interface StatusPageData {
   report: StatusReport;

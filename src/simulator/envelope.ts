@@ -2,7 +2,7 @@
  * Google's JSON error envelope, as the YouTube Data API sends it today (and, with `legacy`, as it
  * did before the granular quota). The shapes follow the recordings in test/fixtures/youtube/.
  */
-import type { UpstreamQuotaNames } from '../quota/profiles.js';
+import type { UpstreamQuotaNames } from '../profiles/profiles.js';
 
 export interface ApiError {
   status: number;

@@ -4,7 +4,7 @@
  * (America/Los_Angeles, daylight saving included) or, for drills, every `dayLengthMs` after an
  * origin.
  */
-import { nextMidnight, startOfDay } from '../quota/time.js';
+import { nextMidnight, startOfDay } from '../calendar-day.js';
 
 export type DayModel =
   | { kind: 'zone'; timeZone: string }

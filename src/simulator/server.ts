@@ -15,7 +15,13 @@ import { z } from 'zod';
 import { DEFAULT_REGIONS as CONFIG_DEFAULT_REGIONS } from '../config/defaults.js';
 import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
 import { closeServer, listen } from '../http-server.js';
-import { getProfile, methodSpec, PROFILE_IDS, type ProfileId, type QuotaProfile } from '../quota/profiles.js';
+import {
+  getProfile,
+  methodSpec,
+  PROFILE_IDS,
+  type ProfileId,
+  type QuotaProfile,
+} from '../profiles/profiles.js';
 import { buildRoutes } from './api.js';
 import { handleControl } from './control-routes.js';
 import { Corpus } from './corpus.js';

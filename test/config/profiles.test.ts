@@ -13,7 +13,7 @@ import {
   profileData,
   profileSchema,
   toProfile,
-} from '../../src/quota/profiles.js';
+} from '../../src/profiles/profiles.js';
 
 const MINE = {
   description: 'a larger shared bucket and a priced search bucket',

@@ -7,9 +7,9 @@
  * per-minute 429 is retried and blocks nothing. The clock is fixed, so the day it runs on is moot.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nextMidnight } from '../../src/calendar-day.js';
 import { createGuard, quotaStatus } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { nextMidnight } from '../../src/quota/time.js';
 import { createYouTubeClient } from '../../src/upstream/client.js';
 import { KEY } from '../upstream/helpers.js';
 import { type Replay, replayServer } from '../upstream/recordings.js';

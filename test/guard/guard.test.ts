@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { nextMidnight } from '../../src/calendar-day.js';
 import { createGuard, type Guard, planSpend } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { nextMidnight } from '../../src/quota/time.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
 import { BACKENDS, capture, config, openSqlite } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseTag, siteOf, spendTag } from '../../src/guard/tags.js';
-import { getProfile } from '../../src/quota/profiles.js';
+import { getProfile } from '../../src/profiles/profiles.js';
 
 const methods = getProfile('youtube-2026').methods;
 

@@ -5,7 +5,9 @@ describe('config at the bottom', () => {
   it('loading and resolving a config loads no store, cache, upstream client or ledger', () => {
     for (const entry of ['src/config/index.ts', 'src/config/load.ts']) {
       const { files, packages } = loadedBy(entry);
-      const above = [...files].filter((f) => !/^src\/(config|quota)\/|^src\/errors\.ts$/.test(f));
+      const above = [...files].filter(
+        (f) => !/^src\/(config|profiles)\/|^src\/(errors|calendar-day)\.ts$/.test(f),
+      );
       expect(above, entry).toEqual([]);
       for (const pkg of ['ioredis', 'better-sqlite3', 'undici', 'pino', 'prom-client', 'yaml']) {
         expect(packages.has(pkg), `${entry} loads ${pkg}`).toBe(false);

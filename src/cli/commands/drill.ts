@@ -6,7 +6,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { DrillReport } from '../../drill/drill.js';
 import { ExitCode } from '../../errors.js';
-import { BUILTIN_PROFILE_IDS } from '../../quota/profile-ids.js';
+import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
 import { action } from '../action.js';
 import { formatNumber, table } from '../format.js';
 

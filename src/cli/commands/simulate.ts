@@ -6,7 +6,7 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { ExitCode } from '../../errors.js';
-import { BUILTIN_PROFILE_IDS } from '../../quota/profile-ids.js';
+import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
 import type { SimulatorOptions } from '../../simulator/index.js';
 import { action } from '../action.js';
 

@@ -4,7 +4,7 @@
  * not by us.
  */
 import { DateTime } from 'luxon';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from './errors.js';
 
 function inZone(nowMs: number, timeZone: string): DateTime {
   const dt = DateTime.fromMillis(nowMs, { zone: timeZone });

@@ -5,7 +5,7 @@
  * of 2025-12-04 gives (about 100 units, down from about 1,600).
  */
 import { describe, expect, it } from 'vitest';
-import { methodSpec, PROFILES } from '../../src/quota/profiles.js';
+import { methodSpec, PROFILES } from '../../src/profiles/profiles.js';
 
 /** resource → method → documented cost in the shared units. */
 const DOCUMENTED: Record<string, Record<string, number>> = {

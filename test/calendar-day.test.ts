@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayKey, dayLengthMs, nextMidnight, startOfDay } from '../../src/quota/time.js';
+import { dayKey, dayLengthMs, nextMidnight, startOfDay } from '../src/calendar-day.js';
 
 const LA = 'America/Los_Angeles';
 

@@ -16,12 +16,12 @@
  * revision of 2025-12-04, which lowered uploads from about 1,600 units to about 100).
  *
  * Costs follow the API's quota cost table (developers.google.com/youtube/v3/determine_quota_cost);
- * test/quota/profiles.test.ts lists every documented cost and bucket and checks these against it.
+ * test/profiles/profiles.test.ts lists every documented cost and bucket and checks these against it.
  */
 
 import { z } from 'zod';
+import { isValidTimeZone } from '../calendar-day.js';
 import { BUILTIN_PROFILE_IDS } from './profile-ids.js';
-import { isValidTimeZone } from './time.js';
 
 export { BUILTIN_PROFILE_IDS };
 
