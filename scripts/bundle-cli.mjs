@@ -1,0 +1,49 @@
+/**
+ * Bundles the CLI (`npm run build`, after tsc). A command run from a shell script pays Node's module
+ * loader once per file it imports: the tsc output of `spend` is about 170 files (zod alone is 95),
+ * and resolving, reading and compiling them was a third of its start-up. esbuild writes the entry
+ * to dist/cli/bin.js (the package's bin, replacing tsc's) and what the commands import lazily to
+ * chunks in dist/cli-chunks/, split at the dynamic imports, so a command reads a few dozen larger
+ * files. The library (dist/index.js and the rest of tsc's output, with its types) is unchanged.
+ *
+ * Kept out of the bundle: better-sqlite3 (a native addon, found by its own loader) and pino (its
+ * transports run in worker threads that load pino's files by path). yaml and pino are required
+ * at run time through createRequire, so they stay outside too and load from node_modules.
+ *
+ * The chunks sit two levels below the package root like tsc's files do, so `../../lua/` and
+ * `../../package.json` relative to import.meta.url find the same files from either build.
+ *
+ * `node scripts/bundle-cli.mjs [dir]` writes to `<dir>/dist` instead (a test bundles into a
+ * temporary package directory).
+ */
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+const outdir = resolve(process.argv[2] ?? root, 'dist');
+
+rmSync(resolve(outdir, 'cli-chunks'), { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { 'cli/bin': 'src/cli/bin.ts' },
+  outdir,
+  chunkNames: 'cli-chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: ['better-sqlite3', 'pino'],
+  // The CommonJS packages in the bundle (ioredis, commander, prom-client) call require() for
+  // Node's built-in modules; an ES module has no require of its own.
+  banner: {
+    js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
+  },
+  minifySyntax: true,
+  minifyWhitespace: true,
+  sourcemap: true,
+  logLevel: 'warning',
+});

@@ -1,0 +1,86 @@
+/**
+ * The CLI a user runs is the bundle `npm run build` writes (scripts/bundle-cli.mjs), not the
+ * sources the other tests run through tsx. Bundled into a temporary package directory, it must
+ * find its version, its Lua scripts and its native and external packages, and spend and report on
+ * SQLite and Redis the way the sources do.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisServer, startRedisServer } from '../harness/redis.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+let pkg: string;
+let redis: RedisServer;
+
+beforeAll(async () => {
+  pkg = mkdtempSync(join(tmpdir(), 'qg-bundle-'));
+  copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
+  symlinkSync(join(ROOT, 'lua'), join(pkg, 'lua'));
+  symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts/bundle-cli.mjs'), pkg], {
+    encoding: 'utf8',
+  });
+  expect(build.stderr).toBe('');
+  expect(build.status).toBe(0);
+  redis = await startRedisServer();
+}, 60_000);
+
+afterAll(async () => {
+  await redis?.stop();
+  if (pkg) rmSync(pkg, { recursive: true, force: true });
+});
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [join(pkg, 'dist/cli/bin.js'), ...args], {
+    cwd: pkg,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '', HOME: pkg, LOG_LEVEL: 'error', ...env },
+  });
+}
+
+describe('the bundled CLI', () => {
+  it('prints its version and usage', () => {
+    const pkgJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(cli(['--version']).stdout.trim()).toBe(pkgJson.version);
+    const help = cli(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/spend/);
+  });
+
+  it('spends and reports on the default SQLite ledger', () => {
+    // HOME is the temporary directory, so the ledger is created under it.
+    const spend = cli(['spend', 'default', '--cost', '3', '--json']);
+    expect(spend.stderr).toBe('');
+    expect(spend.status).toBe(0);
+    expect(JSON.parse(spend.stdout)).toMatchObject({ allowed: true, cost: 3 });
+    const status = cli(['status']);
+    expect(status.status).toBe(0);
+    expect(status.stdout).toMatch(/sqlite ledger/);
+    expect(status.stdout).toContain(pkg);
+  });
+
+  it('spends and reports on Redis, from a config file (YAML) and from REDIS_URL', () => {
+    const config = join(pkg, 'redis.yaml');
+    writeFileSync(config, `store: ${redis.url}\n`);
+    const spend = cli(['spend', 'default', '--cost', '2', '--json'], { QUOTA_GUARD_CONFIG: config });
+    expect(spend.stderr).toBe('');
+    expect(spend.status).toBe(0);
+    expect(JSON.parse(spend.stdout)).toMatchObject({ allowed: true, cost: 2 });
+    const status = cli(['status'], { REDIS_URL: redis.url });
+    expect(status.stderr).toBe('');
+    expect(status.status).toBe(0);
+    expect(status.stdout).toMatch(/redis ledger/);
+  });
+
+  it('reports a config mistake as one line, without a stack trace', () => {
+    const config = join(pkg, 'bad.yaml');
+    writeFileSync(config, 'maxSleep: soon\n');
+    const r = cli(['spend', 'default', '--cost', '1'], { QUOTA_GUARD_CONFIG: config });
+    expect(r.status).toBe(78);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^quota-guard: .*maxSleep/);
+  });
+});
