@@ -21,7 +21,7 @@ import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
 import { explainLedgerError } from './explain.js';
-import { bucketWindow, type PlannedBudget, planSpend } from './keys.js';
+import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
 import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import { siteOf } from './tags.js';
@@ -206,7 +206,7 @@ export class Guard {
     }
     const tag = args.tag ?? args.method ?? bucketId;
     const now = this.#now();
-    const plan = planSpend(credential, bucket, args.method, tier, now);
+    const budgets = spendBudgets(credential, bucket, args.method, tier, now);
     let line: PacingLine | undefined;
     const base = {
       credential: credential.id,
@@ -222,7 +222,7 @@ export class Guard {
     try {
       if (tier === 'backfill') {
         line = await this.pacer.line(this.ledger, credential, bucket, now);
-        const early = this.#paceBackfill(plan, line, cost, base);
+        const early = this.#paceBackfill(budgets, line, cost, base);
         if (early) {
           this.#stats.denied++;
           this.#emit({ type: 'spend', outcome: early });
@@ -230,7 +230,7 @@ export class Guard {
         }
       }
       d = await this.ledger.spend({
-        budgets: plan.map(({ key, limit, windowMs }) => ({ key, limit, windowMs })),
+        budgets: budgets.map(({ key, limit, windowMs }) => ({ key, limit, windowMs })),
         cost,
         tag,
       });
@@ -238,7 +238,7 @@ export class Guard {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return this.#storeDown(base, args, e);
     }
-    const outcome = this.#fromDecision(base, plan, d, line);
+    const outcome = this.#fromDecision(base, budgets, d, line);
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
     this.#emit({ type: 'spend', outcome });
@@ -251,12 +251,12 @@ export class Guard {
    * is already short (the ledger refuses limits below the cost), else undefined.
    */
   #paceBackfill(
-    plan: PlannedBudget[],
+    budgets: SpendBudget[],
     line: PacingLine,
     cost: number,
     base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
   ): SpendOutcome | undefined {
-    const bucket = plan[0]!;
+    const bucket = budgets[0]!;
     const dayLimit = line.allowed ?? Number.MAX_SAFE_INTEGER;
     const denied = (limitedBy: string, remaining: number, retryAfterMs: number): SpendOutcome => ({
       ...base,
@@ -278,7 +278,7 @@ export class Guard {
     if (!full && line.spentToday + cost > dayLimit)
       return denied(`${bucket.name} backfill pace`, dayLimit - line.spentToday, paceWait(line, cost));
     bucket.limit = line.ceiling;
-    plan.push({
+    budgets.push({
       key: backfillDayKey(line.credential, line.bucket, line.dayStart),
       limit: Math.max(cost, dayLimit),
       windowMs: line.dayEnd - line.dayStart,
@@ -300,7 +300,7 @@ export class Guard {
 
   #fromDecision(
     base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
-    plan: PlannedBudget[],
+    budgets: SpendBudget[],
     d: Decision,
     line?: PacingLine,
   ): SpendOutcome {
@@ -314,7 +314,7 @@ export class Guard {
         decision: d,
         at: d.at,
       };
-    const limiter = plan.find((p) => p.key === d.limitedBy);
+    const limiter = budgets.find((p) => p.key === d.limitedBy);
     let retryAfterMs = d.retryAfterMs;
     // A log keyed by the upstream day empties at the upstream's midnight, not when its entries age out.
     if (d.blockedUntil === undefined && limiter?.resetsAt !== undefined) {
@@ -622,9 +622,9 @@ export class Guard {
     return this.config.credential(o.credential);
   }
 
-  #planOf(outcome: SpendOutcome): PlannedBudget[] {
+  #budgetsOf(outcome: SpendOutcome): SpendBudget[] {
     const credential = this.#credentialOf(outcome);
-    return planSpend(
+    return spendBudgets(
       credential,
       bucketOf(credential, outcome.bucket),
       outcome.method,
@@ -634,11 +634,11 @@ export class Guard {
   }
 
   #windowOf(outcome: SpendOutcome): number {
-    return this.#planOf(outcome).find((p) => p.key === outcome.limitedByKey)?.windowMs ?? 1;
+    return this.#budgetsOf(outcome).find((p) => p.key === outcome.limitedByKey)?.windowMs ?? 1;
   }
 
   #longestWindowOf(outcome: SpendOutcome): number {
-    return Math.max(1, ...this.#planOf(outcome).map((p) => p.windowMs));
+    return Math.max(1, ...this.#budgetsOf(outcome).map((p) => p.windowMs));
   }
 
   #stopOf(reason: StopReason, o: SpendOutcome, error?: UpstreamError, retryAfterMs = o.retryAfterMs): Stop {

@@ -6,9 +6,9 @@ export {
   budgetKey,
   credentialKeyPrefix,
   dayBucketKey,
-  type PlannedBudget,
   paceKey,
-  planSpend,
+  type SpendBudget,
+  spendBudgets,
 } from './keys.js';
 export {
   BackfillPacer,

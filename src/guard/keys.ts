@@ -61,8 +61,8 @@ export function bucketWindow(
   }
 }
 
-/** One budget of a planned spend, with what it is for (to explain a denial). */
-export interface PlannedBudget extends Budget {
+/** One budget a spend must fit under, with what it is for (to explain a denial). */
+export interface SpendBudget extends Budget {
   /** `bucket`, `pace`, `budget`, or `backfill-day` (the backfill's pacing line over the upstream day). */
   role: 'bucket' | 'pace' | 'budget' | 'backfill-day';
   /** Human name: the bucket id, `<bucket> pace`, `budget <id>`, or `<bucket> backfill pace`. */
@@ -86,15 +86,15 @@ export function budgetCovers(
  * Every budget one spend must fit under: the bucket at the tier's ceiling, its pace budget, and
  * each narrower budget covering (method, tier). All share the credential's hash tag.
  */
-export function planSpend(
+export function spendBudgets(
   credential: CredentialConfig,
   bucket: BucketConfig,
   method: string | undefined,
   tier: Tier,
   nowMs: number,
-): PlannedBudget[] {
+): SpendBudget[] {
   const w = bucketWindow(credential, bucket, nowMs);
-  const out: PlannedBudget[] = [
+  const out: SpendBudget[] = [
     {
       key: w.key,
       limit: bucket.ceilings[tier],

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nextMidnight } from '../../src/calendar-day.js';
-import { createGuard, type Guard, planSpend } from '../../src/guard/index.js';
+import { createGuard, type Guard, spendBudgets } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
 import { BACKENDS, capture, config, openSqlite } from './helpers.js';
@@ -18,7 +18,7 @@ async function track(p: Promise<Ledger>): Promise<Ledger> {
 /** Units spent on a credential's bucket log (sliding window). */
 async function usedOn(ledger: Ledger, guard: Guard, credential: string, bucket = 'units'): Promise<number> {
   const cred = guard.config.credential(credential);
-  const [b] = planSpend(cred, cred.buckets[bucket]!, undefined, 'scheduled', Date.now());
+  const [b] = spendBudgets(cred, cred.buckets[bucket]!, undefined, 'scheduled', Date.now());
   return (await ledger.peek({ key: b!.key, windowMs: b!.windowMs })).used;
 }
 
@@ -66,7 +66,7 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
     expect((await spend('manual')).allowed).toBe(false);
 
     const cred = guard.config.credential('c1');
-    const [bucketBudget] = planSpend(cred, cred.buckets['units']!, undefined, 'manual', Date.now());
+    const [bucketBudget] = spendBudgets(cred, cred.buckets['units']!, undefined, 'manual', Date.now());
     const snap = await ledger.peek({ key: bucketBudget!.key, windowMs: bucketBudget!.windowMs });
     expect(snap.used).toBe(100);
     expect(snap.byTag).toEqual({ 'backfill:x': 70, 'scheduled:x': 20, 'manual:x': 10 });
@@ -88,7 +88,7 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
     });
     const cred = guard.config.credential('c1');
     const used = async (key: string, windowMs: number) => (await ledger.peek({ key, windowMs })).used;
-    const [unitsB, bfB] = planSpend(cred, cred.buckets['units']!, undefined, 'backfill', Date.now());
+    const [unitsB, bfB] = spendBudgets(cred, cred.buckets['units']!, undefined, 'backfill', Date.now());
     expect(bfB).toMatchObject({ role: 'budget', name: 'budget bf-hourly', limit: 30 });
 
     for (let i = 0; i < 3; i++)
@@ -114,7 +114,7 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
     expect((await guard.spend({ credential: 'c1', method: 'search.list', tier: 'scheduled' })).allowed).toBe(
       true,
     );
-    const [searchB] = planSpend(cred, cred.buckets['search.list']!, 'search.list', 'manual', Date.now());
+    const [searchB] = spendBudgets(cred, cred.buckets['search.list']!, 'search.list', 'manual', Date.now());
     expect(await used(searchB!.key, searchB!.windowMs)).toBe(3);
   });
 
@@ -125,8 +125,8 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
       credentials: [{ id: 'c1', buckets: { units: { pace: { limit: 50, window: '1h' } } } }],
     });
     const cred = cfg.credential('c1');
-    const plan = planSpend(cred, cred.buckets['units']!, 'videos.list', 'scheduled', Date.now());
-    expect(plan.map((p) => p.key)).toEqual(['qg:{c1}:units', 'qg:{c1}:units:pace', 'qg:{c1}:budget:bf']);
+    const budgets = spendBudgets(cred, cred.buckets['units']!, 'videos.list', 'scheduled', Date.now());
+    expect(budgets.map((p) => p.key)).toEqual(['qg:{c1}:units', 'qg:{c1}:units:pace', 'qg:{c1}:budget:bf']);
   });
 
   it('sleeps through a short Retry-After, and stops instead of sleeping through a long one', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGuard, planSpend, quotaStatus } from '../../src/guard/index.js';
+import { createGuard, quotaStatus, spendBudgets } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { capture, config, openRedis, openSqlite } from './helpers.js';
 
@@ -56,7 +56,7 @@ describe('window: upstream-day against the 24 h sliding log, across the upstream
   it('keys each day by its date with that day’s length, through a daylight-saving change', async () => {
     const day = await setup('upstream-day', '2026-03-08T12:00:00Z'); // 2026-03-08 is 23 h long in LA
     const cred = day.guard.config.credential('c');
-    const [b] = planSpend(cred, cred.buckets['units']!, 'videos.list', 'scheduled', day.clock.now);
+    const [b] = spendBudgets(cred, cred.buckets['units']!, 'videos.list', 'scheduled', day.clock.now);
     expect(b).toMatchObject({ key: 'qg:{c}:units:day:2026-03-08', windowMs: 23 * HOUR });
     expect(b!.resetsAt).toBe(Date.parse('2026-03-09T07:00:00Z')); // midnight PDT
     await day.fill(10);
@@ -64,10 +64,10 @@ describe('window: upstream-day against the 24 h sliding log, across the upstream
     expect((await day.spend()).retryAfterMs).toBe(HOUR);
     day.clock.now = Date.parse('2026-03-09T07:00:00Z');
     expect((await day.spend()).allowed).toBe(true);
-    const [next] = planSpend(cred, cred.buckets['units']!, 'videos.list', 'scheduled', day.clock.now);
+    const [next] = spendBudgets(cred, cred.buckets['units']!, 'videos.list', 'scheduled', day.clock.now);
     expect(next).toMatchObject({ key: 'qg:{c}:units:day:2026-03-09', windowMs: 24 * HOUR });
     // The 25 h day in November.
-    const [fall] = planSpend(
+    const [fall] = spendBudgets(
       cred,
       cred.buckets['units']!,
       undefined,
@@ -92,7 +92,7 @@ describe('window: upstream-day against the 24 h sliding log, across the upstream
     expect(full).toMatchObject({ allowed: false, limitedBy: 'units' });
     expect(full.retryAfterMs).toBe(Date.parse('2026-01-16T08:00:00Z') - day.clock.now);
     const cred = day.guard.config.credential('c');
-    const [, pace] = planSpend(cred, cred.buckets['units']!, undefined, 'scheduled', day.clock.now);
+    const [, pace] = spendBudgets(cred, cred.buckets['units']!, undefined, 'scheduled', day.clock.now);
     expect((await day.ledger.peek({ key: pace!.key, windowMs: pace!.windowMs })).used).toBe(2);
   });
 
