@@ -4,30 +4,39 @@
  * statistics-only answer (`videos.batchGetStats`) refreshes counts without wiping anything else.
  */
 
-/** A `videos` resource as `videos.list` / `videos.batchGetStats` return it (the part the cache reads). */
+/**
+ * A `videos` resource as `videos.list` / `videos.batchGetStats` return it (the part the cache reads).
+ * A field that is `undefined` counts as missing, as the parsed answers of the upstream client give it.
+ */
 export interface VideoResource {
   id: string;
-  snippet?: {
-    publishedAt?: string;
-    channelId?: string;
-    channelTitle?: string;
-    title?: string;
-    description?: string;
-    tags?: string[];
-    categoryId?: string;
-    defaultLanguage?: string;
-    defaultAudioLanguage?: string;
-  };
-  contentDetails?: {
-    /** ISO 8601 duration, e.g. `PT4M13S`. */
-    duration?: string;
-  };
-  statistics?: {
-    /** The API sends counts as decimal strings; numbers are accepted too. */
-    viewCount?: string | number;
-    likeCount?: string | number;
-    commentCount?: string | number;
-  };
+  snippet?:
+    | {
+        publishedAt?: string | undefined;
+        channelId?: string | undefined;
+        channelTitle?: string | undefined;
+        title?: string | undefined;
+        description?: string | undefined;
+        tags?: string[] | undefined;
+        categoryId?: string | undefined;
+        defaultLanguage?: string | undefined;
+        defaultAudioLanguage?: string | undefined;
+      }
+    | undefined;
+  contentDetails?:
+    | {
+        /** ISO 8601 duration, e.g. `PT4M13S`. */
+        duration?: string | undefined;
+      }
+    | undefined;
+  statistics?:
+    | {
+        /** The API sends counts as decimal strings; numbers are accepted too. */
+        viewCount?: string | number | undefined;
+        likeCount?: string | number | undefined;
+        commentCount?: string | number | undefined;
+      }
+    | undefined;
 }
 
 /** One page of a regional trending chart, written in one transaction. */

@@ -606,7 +606,7 @@ export class Guard {
       outcome.reason === 'blocked' ? 'blocked' : outcome.reason === 'store-down' ? 'store-down' : 'budget';
     const stop = this.#stopOf(reason, outcome);
     if (reason === 'blocked' && outcome.limitedByKey !== undefined) {
-      stop.blockedUntil = outcome.blockedUntil;
+      if (outcome.blockedUntil !== undefined) stop.blockedUntil = outcome.blockedUntil;
       try {
         const snap = await this.ledger.peek({ key: outcome.limitedByKey, windowMs: this.#windowOf(outcome) });
         if (snap.blockedReason) stop.blockedReason = snap.blockedReason;

@@ -153,7 +153,7 @@ export function profileData(p: QuotaProfile): ProfileData {
  * ones the API's answers carry; for uploads only the display name is known ("Video Uploads per
  * day"), and for videos.batchGetStats none is published, so the method's own name stands in.
  */
-const GRANULAR_NAMES: Record<string, UpstreamQuotaNames> = {
+const GRANULAR_NAMES = {
   units: {
     displayName: 'Queries',
     metric: 'youtube.googleapis.com/default',
@@ -166,7 +166,7 @@ const GRANULAR_NAMES: Record<string, UpstreamQuotaNames> = {
   },
   'videos.insert': { displayName: 'Video Uploads', aliases: ['videos.insert'] },
   'videos.batchGetStats': { displayName: 'Batch Get Stats', aliases: ['videos.batchGetStats'] },
-};
+} satisfies Record<string, UpstreamQuotaNames>;
 
 /**
  * One key for the many spellings of a quota metric or limit: the last path segment, without the
@@ -275,7 +275,7 @@ const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ProfileData> = 
       'videos.insert': { bucket: 'videos.insert', cost: 1 },
       'videos.batchGetStats': { bucket: 'videos.batchGetStats', cost: 1 },
     },
-    upstreamNames: GRANULAR_NAMES as ProfileData['upstreamNames'],
+    upstreamNames: GRANULAR_NAMES,
   },
   'youtube-classic': {
     description: 'YouTube Data API v3 before June 2026: one 10,000-unit bucket',
@@ -289,7 +289,7 @@ const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ProfileData> = 
       'search.list': { bucket: 'units', cost: 100 },
       'videos.insert': { bucket: 'units', cost: 100 },
     },
-    upstreamNames: { units: GRANULAR_NAMES['units'] } as ProfileData['upstreamNames'],
+    upstreamNames: { units: GRANULAR_NAMES.units },
   },
 };
 
