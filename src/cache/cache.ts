@@ -11,6 +11,7 @@
  */
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
+import { positiveIntOption } from '../argument-checks.js';
 import { DEFAULT_CACHE_PATH } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors.js';
 import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
@@ -88,14 +89,6 @@ const DEFAULTS = {
   cacheMiB: 16,
   busyTimeoutMs: 5000,
 };
-
-function positiveInt(name: string, v: number | undefined, fallback: number, max: number): number {
-  if (v === undefined) return fallback;
-  if (!Number.isInteger(v) || v < 1 || v > max) {
-    throw new InvalidArgumentError(`options.${name}`, `must be an integer from 1 to ${max}`);
-  }
-  return v;
-}
 
 class SqliteCache implements Cache {
   readonly #writer: Writer;
@@ -291,12 +284,17 @@ export function openCache(path: string = DEFAULT_CACHE_PATH, options: CacheOptio
     throw new InvalidArgumentError('path', 'must be a file path or ":memory:"');
   }
   const opts = {
-    indexBatch: positiveInt('indexBatch', options.indexBatch, DEFAULTS.indexBatch, 1_000_000),
-    commonTermDocs: positiveInt('commonTermDocs', options.commonTermDocs, DEFAULTS.commonTermDocs, 1e9),
-    hotSize: positiveInt('hotSize', options.hotSize, DEFAULTS.hotSize, 1_000_000),
+    indexBatch: positiveIntOption('options.indexBatch', options.indexBatch, DEFAULTS.indexBatch, 1_000_000),
+    commonTermDocs: positiveIntOption(
+      'options.commonTermDocs',
+      options.commonTermDocs,
+      DEFAULTS.commonTermDocs,
+      1e9,
+    ),
+    hotSize: positiveIntOption('options.hotSize', options.hotSize, DEFAULTS.hotSize, 1_000_000),
     now: options.now ?? Date.now,
   };
-  const cacheMiB = positiveInt('cacheMiB', options.cacheMiB, DEFAULTS.cacheMiB, 65_536);
+  const cacheMiB = positiveIntOption('options.cacheMiB', options.cacheMiB, DEFAULTS.cacheMiB, 65_536);
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULTS.busyTimeoutMs;
   const { db, label } = openStore(CACHE_FORMAT, {
     path,

@@ -27,8 +27,8 @@ export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** An integer argument >= 1. */
-export function positiveInt(value: string): number {
+/** Parses a command-line argument as an integer >= 1 (a commander option parser). */
+export function parsePositiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be an integer >= 1');
   return Number(value);
 }

@@ -81,13 +81,13 @@ const windowSpec = z.union([z.number(), z.string()]).transform((v, ctx): RawWind
   return z.NEVER;
 });
 
-const positiveInt = z.number().int().positive();
+const positiveIntSchema = z.number().int().positive();
 const tier = z.enum(['scheduled', 'backfill', 'manual']);
 
-const pace = z.strictObject({ limit: positiveInt, window: windowDuration });
+const pace = z.strictObject({ limit: positiveIntSchema, window: windowDuration });
 
 const bucket = z.strictObject({
-  quota: positiveInt.optional(),
+  quota: positiveIntSchema.optional(),
   window: windowSpec.optional(),
   reserve: amount.optional(),
   backfillHeadroom: amount.optional(),
@@ -122,7 +122,7 @@ const budget = z.strictObject({
   bucket: z.string().optional(),
   methods: z.array(z.string()).min(1).optional(),
   tiers: z.array(tier).min(1).optional(),
-  limit: positiveInt,
+  limit: positiveIntSchema,
   window: windowDuration,
 });
 
@@ -133,7 +133,7 @@ const expected = z.strictObject({
   credential: z.string().optional(),
   method: z.string().min(1),
   tier: tier.default('manual'),
-  callsPerDay: positiveInt,
+  callsPerDay: positiveIntSchema,
 });
 
 const scheduleShape = (cron: string, stagger: string) => ({
@@ -146,7 +146,10 @@ const schedule = (cron: string, stagger: string) => z.strictObject(scheduleShape
 
 /** The trending schedule also says how many pages of each chart a run fetches at most. */
 const trendingSchedule = z
-  .strictObject({ ...scheduleShape('0 * * * *', '2m'), maxPages: positiveInt.default(DEFAULT_MAX_PAGES) })
+  .strictObject({
+    ...scheduleShape('0 * * * *', '2m'),
+    maxPages: positiveIntSchema.default(DEFAULT_MAX_PAGES),
+  })
   .prefault({});
 
 const store = z.union([

@@ -3,6 +3,7 @@
  * fails the same way on Redis and SQLite: an InvalidArgumentError naming the field, or a
  * CostExceedsLimitError for a cost that could never fit.
  */
+import { describeValue, isPositiveInt, positiveInt } from '../argument-checks.js';
 import { MAX_WINDOW_MS } from '../config/defaults.js';
 import { CostExceedsLimitError, InvalidArgumentError } from '../errors.js';
 import type { Budget, Decision, PeekRequest, SpendRequest } from './types.js';
@@ -14,32 +15,13 @@ export const MAX_BUDGETS = 16;
 export { MAX_WINDOW_MS };
 export const MAX_AMOUNTS = 32;
 
-function describe(v: unknown): string {
-  if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 40)}…` : v}'`;
-  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v);
-  return typeof v;
-}
-
-/** The check of positiveInt without the error, so hot paths build field names only on failure. */
-function isPositiveInt(v: unknown, max: number): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max;
-}
-
 function isValidKey(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0 && v.length <= MAX_KEY_LENGTH;
 }
 
-export function positiveInt(field: string, v: unknown, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
-    throw new InvalidArgumentError(field, `must be an integer >= 1, got ${describe(v)}`);
-  }
-  if (v > max) throw new InvalidArgumentError(field, `must be at most ${max}, got ${v}`);
-  return v;
-}
-
 export function validateKey(field: string, v: unknown): string {
   if (typeof v !== 'string' || v.length === 0) {
-    throw new InvalidArgumentError(field, `must be a non-empty string, got ${describe(v)}`);
+    throw new InvalidArgumentError(field, `must be a non-empty string, got ${describeValue(v)}`);
   }
   if (v.length > MAX_KEY_LENGTH) {
     throw new InvalidArgumentError(field, `must be at most ${MAX_KEY_LENGTH} characters, got ${v.length}`);
@@ -49,7 +31,8 @@ export function validateKey(field: string, v: unknown): string {
 
 function optionalText(field: string, v: unknown, max: number): string {
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new InvalidArgumentError(field, `must be a string, got ${describe(v)}`);
+  if (typeof v !== 'string')
+    throw new InvalidArgumentError(field, `must be a string, got ${describeValue(v)}`);
   if (v.length > max)
     throw new InvalidArgumentError(field, `must be at most ${max} characters, got ${v.length}`);
   return v;
@@ -63,7 +46,7 @@ export interface ValidSpend {
 
 export function validateSpend(req: unknown): ValidSpend {
   if (typeof req !== 'object' || req === null) {
-    throw new InvalidArgumentError('spend', `expects an object, got ${describe(req)}`);
+    throw new InvalidArgumentError('spend', `expects an object, got ${describeValue(req)}`);
   }
   const r = req as Partial<SpendRequest>;
   if (!Array.isArray(r.budgets) || r.budgets.length === 0) {
@@ -109,7 +92,7 @@ export function validateSpend(req: unknown): ValidSpend {
 
 export function validatePeek(req: unknown): PeekRequest {
   if (typeof req !== 'object' || req === null) {
-    throw new InvalidArgumentError('peek', `expects an object { key, windowMs }, got ${describe(req)}`);
+    throw new InvalidArgumentError('peek', `expects an object { key, windowMs }, got ${describeValue(req)}`);
   }
   const r = req as Partial<PeekRequest>;
   return { key: validateKey('key', r.key), windowMs: positiveInt('windowMs', r.windowMs, MAX_WINDOW_MS) };
@@ -131,7 +114,7 @@ export function validateBlock(key: unknown, untilEpochMs: unknown, reason: unkno
   if (typeof untilEpochMs !== 'number' || !Number.isFinite(untilEpochMs) || untilEpochMs < 0) {
     throw new InvalidArgumentError(
       'untilEpochMs',
-      `must be an epoch time in ms, got ${describe(untilEpochMs)}`,
+      `must be an epoch time in ms, got ${describeValue(untilEpochMs)}`,
     );
   }
   return {
@@ -144,7 +127,10 @@ export function validateBlock(key: unknown, untilEpochMs: unknown, reason: unkno
 /** A refund of anything but an allowed decision is a no-op; returns undefined then. */
 export function validateRefund(d: unknown): { keys: string[]; id: string } | undefined {
   if (typeof d !== 'object' || d === null) {
-    throw new InvalidArgumentError('decision', `must be a Decision returned by spend, got ${describe(d)}`);
+    throw new InvalidArgumentError(
+      'decision',
+      `must be a Decision returned by spend, got ${describeValue(d)}`,
+    );
   }
   const dec = d as Partial<Decision>;
   if (!dec.allowed) return undefined;

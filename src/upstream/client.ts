@@ -9,6 +9,7 @@
  */
 import { buildConnector, Pool } from 'undici';
 import type { z } from 'zod';
+import { positiveIntOption } from '../argument-checks.js';
 import { DEFAULT_BASE_URL } from '../config/defaults.js';
 import { QuotaGuardError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -150,14 +151,6 @@ function checkRegion(method: string, value: string): string {
   return value.toUpperCase();
 }
 
-function positiveInt(field: string, value: number | undefined, fallback: number): number {
-  const n = value ?? fallback;
-  if (!Number.isInteger(n) || n < 1) {
-    throw new QuotaGuardError('QG_INVALID_ARGUMENT', `${field}: must be a positive integer`, { field });
-  }
-  return n;
-}
-
 export function createYouTubeClient(options: YouTubeClientOptions): YouTubeClient {
   const settings = clientSettings(options);
   const transport = openTransport(settings, options.logger);
@@ -215,12 +208,20 @@ function clientSettings(options: YouTubeClientOptions): ClientSettings {
     basePath,
     baseUrl: `${base.origin}${basePath}`,
     timeouts: {
-      connectMs: positiveInt('timeouts.connectMs', options.timeouts?.connectMs, DEFAULT_TIMEOUTS.connectMs),
-      headersMs: positiveInt('timeouts.headersMs', options.timeouts?.headersMs, DEFAULT_TIMEOUTS.headersMs),
-      bodyMs: positiveInt('timeouts.bodyMs', options.timeouts?.bodyMs, DEFAULT_TIMEOUTS.bodyMs),
+      connectMs: positiveIntOption(
+        'timeouts.connectMs',
+        options.timeouts?.connectMs,
+        DEFAULT_TIMEOUTS.connectMs,
+      ),
+      headersMs: positiveIntOption(
+        'timeouts.headersMs',
+        options.timeouts?.headersMs,
+        DEFAULT_TIMEOUTS.headersMs,
+      ),
+      bodyMs: positiveIntOption('timeouts.bodyMs', options.timeouts?.bodyMs, DEFAULT_TIMEOUTS.bodyMs),
     },
-    connections: positiveInt('connections', options.connections, 8),
-    keepAliveMs: positiveInt('keepAliveMs', options.keepAliveMs, 30_000),
+    connections: positiveIntOption('connections', options.connections, 8),
+    keepAliveMs: positiveIntOption('keepAliveMs', options.keepAliveMs, 30_000),
   };
 }
 

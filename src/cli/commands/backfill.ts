@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { configOption, type JobCommandOptions, positiveInt } from '../options.js';
+import { configOption, type JobCommandOptions, parsePositiveInt } from '../options.js';
 
 interface BackfillCommandOptions extends JobCommandOptions {
   maxUnits?: number;
@@ -20,7 +20,7 @@ export function register(program: Command): void {
       .description(
         'refresh cached videos (oldest first) under the backfill tier; resumes where the last run stopped',
       )
-      .option('--max-units <n>', 'spend at most this many units in this run', positiveInt)
+      .option('--max-units <n>', 'spend at most this many units in this run', parsePositiveInt)
       .option('--credential <id>', 'the credential to spend (default: the first in the config)')
       .option(
         '--dry-run',

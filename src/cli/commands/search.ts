@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { type ConfigOptions, configOption, positiveInt } from '../options.js';
+import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
 import { renderSearch } from '../search.js';
 
 interface SearchCommandOptions extends ConfigOptions {
@@ -19,7 +19,7 @@ export function register(program: Command): void {
     .description('search the local cache of fetched videos (never spends quota)')
     .argument('<query...>', 'words; "a phrase", -exclude, prefix* (with an -exclude, put the query after --)')
     .option('-r, --region <code>', 'only videos seen trending in this region')
-    .option('-n, --limit <n>', 'hits to show, 1-100 (default 20)', positiveInt)
+    .option('-n, --limit <n>', 'hits to show, 1-100 (default 20)', parsePositiveInt)
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',

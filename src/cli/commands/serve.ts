@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/server.js';
 import { action } from '../action.js';
-import { type ConfigOptions, configOption, positiveInt } from '../options.js';
+import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
 
 interface ServeOptions extends ConfigOptions {
   http: string | boolean;
@@ -25,7 +25,7 @@ export function register(program: Command): void {
         `host:port to listen on (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
         true,
       )
-      .option('--refresh <seconds>', 'how often the status page reloads itself', positiveInt, 30),
+      .option('--refresh <seconds>', 'how often the status page reloads itself', parsePositiveInt, 30),
   ).action(
     action(async (opts: ServeOptions) => {
       const [

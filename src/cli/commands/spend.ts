@@ -9,7 +9,7 @@ import { ExitCode } from '../../errors.js';
 import type { SpendOutcome } from '../../guard/types.js';
 import { action } from '../action.js';
 import { formatDuration, formatNumber } from '../format.js';
-import { type ConfigOptions, configOption, positiveInt } from '../options.js';
+import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
 
 interface SpendOptions extends ConfigOptions {
   cost: number;
@@ -25,7 +25,7 @@ export function register(program: Command): void {
       .command('spend')
       .description('spend units of a credential’s bucket (exit 0 allowed, 75 denied with Retry-After)')
       .argument('<credential>', 'credential id')
-      .requiredOption('--cost <n>', 'units to spend', positiveInt)
+      .requiredOption('--cost <n>', 'units to spend', parsePositiveInt)
       .option('--bucket <bucket>', 'bucket to spend (default: the shared bucket, units)')
       .addOption(new Option('--tier <tier>', 'priority tier').choices(TIERS).default('manual'))
       .option('--tag <tag>', 'who spent it, shown by status (default spend:cli)')
