@@ -3,7 +3,7 @@
  * each other (methods of a profile, buckets, budgets' credentials, reserve < quota) are checked
  * when the file is resolved (load.ts), so every problem comes back with its path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { profileSchema } from '../profiles/profiles.js';
 import {
   DEFAULT_API_KEY_ENV,

@@ -19,7 +19,7 @@
  * test/profiles/profiles.test.ts lists every documented cost and bucket and checks these against it.
  */
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { isValidTimeZone } from '../calendar-day.js';
 import { BUILTIN_PROFILE_IDS } from './profile-ids.js';
 
@@ -114,8 +114,11 @@ export const profileSchema = z
 /** What `profiles.<id>` holds in a config file. */
 export type ProfileData = z.input<typeof profileSchema>;
 
+/** A profile's data as the schema returns it (defaults filled in). */
+type ValidProfileData = z.output<typeof profileSchema>;
+
 /** A profile from its validated data. */
-export function toProfile(id: ProfileId, data: z.output<typeof profileSchema>): QuotaProfile {
+export function toProfile(id: ProfileId, data: ValidProfileData): QuotaProfile {
   const upstreamNames: Record<string, UpstreamQuotaNames> = {};
   for (const [bucket, n] of Object.entries(data.upstreamNames)) {
     upstreamNames[bucket] = {
@@ -257,8 +260,13 @@ function shared(bucket: string): Record<string, MethodSpec> {
   return Object.fromEntries(Object.entries(SHARED_COSTS).map(([m, cost]) => [m, { bucket, cost }]));
 }
 
-/** The built-in profiles, as data (the form of a config's `profiles:` section). */
-const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ProfileData> = {
+/**
+ * The built-in profiles, as data (the form of a config's `profiles:` section) with every field the
+ * schema would fill in written out, so they are used as they are: validating them on each start
+ * cost every command a zod parse. test/profiles/profiles.test.ts checks that the schema accepts
+ * each one unchanged.
+ */
+const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ValidProfileData> = {
   'youtube-2026': {
     description: 'YouTube Data API v3 since June 2026: granular buckets',
     timeZone: 'America/Los_Angeles',
@@ -293,9 +301,9 @@ const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ProfileData> = 
   },
 };
 
-/** The built-in profiles, validated by the schema a config's profiles go through. */
+/** The built-in profiles. */
 export const PROFILES = Object.fromEntries(
-  Object.entries(BUILTIN_DATA).map(([id, data]) => [id, toProfile(id, profileSchema.parse(data))]),
+  Object.entries(BUILTIN_DATA).map(([id, data]) => [id, toProfile(id, data)]),
 ) as Readonly<Record<(typeof BUILTIN_PROFILE_IDS)[number], QuotaProfile>>;
 
 /** The data of a built-in profile (to start a profile of one's own from). */

@@ -15,7 +15,7 @@
  *   POST   /_sim/clock         {set: epoch ms | ISO date} or {advance: ms}
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidArgumentError, isQuotaGuardError } from '../errors.js';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
 import type { Simulator } from './server.js';

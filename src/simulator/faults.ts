@@ -3,7 +3,7 @@
  * repeatable), queued one-shot faults for exact tests ("the next 2 requests reset"), and a burst of
  * rateLimitExceeded with a Retry-After.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidArgumentError } from '../errors.js';
 import { type Rng, rng } from './rng.js';
 

@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_REGIONS as CONFIG_DEFAULT_REGIONS } from '../config/defaults.js';
 import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
 import { closeServer, listen } from '../http-server.js';

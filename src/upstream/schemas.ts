@@ -8,7 +8,7 @@
  * strings, ISO-8601 durations and times). A response that does not match is a
  * `QG_UPSTREAM_BAD_RESPONSE`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ISO_DURATION } from '../config/duration.js';
 
 /** A 64-bit count as the API sends it: a decimal string. */

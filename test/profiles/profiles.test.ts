@@ -5,7 +5,14 @@
  * of 2025-12-04 gives (about 100 units, down from about 1,600).
  */
 import { describe, expect, it } from 'vitest';
-import { methodSpec, PROFILES } from '../../src/profiles/profiles.js';
+import {
+  BUILTIN_PROFILE_IDS,
+  builtinProfileData,
+  methodSpec,
+  PROFILES,
+  profileSchema,
+  toProfile,
+} from '../../src/profiles/profiles.js';
 
 /** resource → method → documented cost in the shared units. */
 const DOCUMENTED: Record<string, Record<string, number>> = {
@@ -84,5 +91,15 @@ describe('profiles against the documented quota costs', () => {
   it('names each bucket the way the upstream names it, for the guard to find the bucket a quota answer names', () => {
     const p = PROFILES['youtube-2026'];
     expect(Object.keys(p.upstreamNames).sort()).toEqual(Object.keys(p.buckets).sort());
+  });
+});
+
+describe('the built-in profiles as data', () => {
+  it('are what the schema of a config’s profiles returns for them: valid, every default written out', () => {
+    for (const id of BUILTIN_PROFILE_IDS) {
+      const data = builtinProfileData(id);
+      expect(profileSchema.parse(data), id).toEqual(data);
+      expect(toProfile(id, profileSchema.parse(data)), id).toEqual(PROFILES[id]);
+    }
   });
 });
