@@ -15,7 +15,7 @@ import { QuotaGuardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { badResponse, type CallContext, errorFromResponse, errorFromTransport } from './classify.js';
 import { UpstreamError } from './errors.js';
-import { redactText, redactUrl } from './redact.js';
+import { redactKeyParam, redactText } from './redact.js';
 import {
   type BatchGetStatsResponse,
   BatchGetStatsResponseSchema,
@@ -280,7 +280,7 @@ async function request<S extends z.ZodType>(
   for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
   params.set('key', apiKey);
   const fullPath = `${basePath}${path}?${params.toString()}`;
-  const ctx: CallContext = { method, url: redactUrl(`${origin}${fullPath}`), secret: apiKey };
+  const ctx: CallContext = { method, url: redactKeyParam(`${origin}${fullPath}`), secret: apiKey };
   const started = performance.now();
   const signal = callOptions?.signal;
   const abortedBeforeDispatch = signal?.aborted === true;

@@ -17,7 +17,7 @@ export {
   type YouTubeMethodName,
 } from './client.js';
 export { type Reached, UpstreamError, type UpstreamErrorOptions } from './errors.js';
-export { redactText, redactUrl } from './redact.js';
+export { redactKeyParam, redactText } from './redact.js';
 export {
   DEFAULT_RETRY_POLICY,
   isRetryable,

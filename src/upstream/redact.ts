@@ -7,9 +7,12 @@
 
 const KEY_PARAM = /([?&;]key=)[^&#\s"']*/gi;
 
-/** `https://…/videos?part=x&key=SECRET` → `https://…/videos?part=x&key=***`. */
-export function redactUrl(url: string): string {
-  return url.replace(KEY_PARAM, '$1***');
+/**
+ * The API key's `key=` query parameter hidden wherever it appears in `text` (a URL, a message):
+ * `https://…/videos?part=x&key=SECRET` → `https://…/videos?part=x&key=***`.
+ */
+export function redactKeyParam(text: string): string {
+  return text.replace(KEY_PARAM, '$1***');
 }
 
 /**
@@ -17,7 +20,7 @@ export function redactUrl(url: string): string {
  * percent-encoded) from `text`.
  */
 export function redactText(text: string, secret?: string): string {
-  let out = redactUrl(text);
+  let out = redactKeyParam(text);
   if (secret) {
     for (const form of new Set([secret, encodeURIComponent(secret)])) {
       if (form) out = out.split(form).join('***');

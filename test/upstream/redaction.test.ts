@@ -8,7 +8,7 @@ import { inspect } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient, redactText, redactUrl, UpstreamError } from '../../src/upstream/index.js';
+import { createYouTubeClient, redactKeyParam, redactText, UpstreamError } from '../../src/upstream/index.js';
 import { closedPort, failure, httpServer, json, KEY, type Running, tcpServer } from './helpers.js';
 
 const UNKNOWN_KEY = 'AIzaSy-unknown-SECRET-9876543210';
@@ -137,10 +137,10 @@ describe('the API key never leaks', () => {
   });
 
   it('redacts key parameters in URLs and literal secrets in text', () => {
-    expect(redactUrl('https://h/v3/videos?part=a&key=abc&x=1')).toBe(
+    expect(redactKeyParam('https://h/v3/videos?part=a&key=abc&x=1')).toBe(
       'https://h/v3/videos?part=a&key=***&x=1',
     );
-    expect(redactUrl('https://h/v3/videos?key=abc')).toBe('https://h/v3/videos?key=***');
+    expect(redactKeyParam('https://h/v3/videos?key=abc')).toBe('https://h/v3/videos?key=***');
     expect(redactText('failed: s3cr3t/xyz and s3cr3t%2F', 's3cr3t/')).toBe('failed: ***xyz and ***');
   });
 });
