@@ -36,7 +36,7 @@ export function register(program: Command): void {
         { backfillProgress },
         { jobJson, jobLine },
       ] = await Promise.all([
-        import('../jobs.js'),
+        import('../job-commands.js'),
         import('../context.js'),
         import('../../job-library/backfill.js'),
         import('../../job-library/progress.js'),

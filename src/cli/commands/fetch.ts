@@ -40,7 +40,7 @@ export function register(program: Command): void {
         { jobJson, jobLine, totals },
         { runTrending },
       ] = await Promise.all([
-        import('../jobs.js'),
+        import('../job-commands.js'),
         import('../../job-library/job-run.js'),
         import('../../job-library/summary.js'),
         import('../../job-library/trending.js'),

@@ -31,7 +31,7 @@ export function register(program: Command): void {
   ).action(
     action(async (opts: RunOptions) => {
       const [{ preflight }, { openContext }, { abortOnSignals }, { startService }] = await Promise.all([
-        import('../jobs.js'),
+        import('../job-commands.js'),
         import('../context.js'),
         import('../../job-library/job-run.js'),
         import('../../scheduler/service.js'),
