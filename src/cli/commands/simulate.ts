@@ -141,11 +141,8 @@ export function register(program: Command): void {
           ...(opts.dayLength !== undefined ? { dayLengthSec: opts.dayLength } : {}),
           ...(opts.chartPeriod !== undefined ? { chartPeriodSec: opts.chartPeriod } : {}),
           ...(opts.region.length ? { regions: opts.region } : {}),
-          faults: {
-            ...(opts.latency !== undefined ? { latencyMs: opts.latency } : {}),
-            ...(opts.errorRate !== undefined ? { errorRate: opts.errorRate } : {}),
-            ...(opts.resetRate !== undefined ? { resetRate: opts.resetRate } : {}),
-          },
+          // A fault setting left undefined keeps its default (Faults.set skips it).
+          faults: { latencyMs: opts.latency, errorRate: opts.errorRate, resetRate: opts.resetRate },
           ...(logger ? { onRequest: (e) => logger.info(e, 'request') } : {}),
         };
         const signal = untilSignal();
