@@ -497,7 +497,7 @@ export class Guard {
         cost: outcome.cost,
         tag: outcome.tag,
       };
-      if (this.ledger.settle && this.ledger.kind !== 'sqlite' && d.id && d.keys && d.cost) {
+      if (this.ledger.settle && this.ledger.kind !== 'sqlite') {
         // Retried once the store answers, like a spend whose answer never came.
         this.#settler.add(
           { id: d.id, keys: d.keys, cost: d.cost, windowMs: this.#longestWindowOf(outcome) },
