@@ -12,12 +12,19 @@ function inZone(nowMs: number, timeZone: string): DateTime {
   return dt;
 }
 
+/** The canonical IANA zone names of this Node's ICU, read when first needed. */
+let intlZones: ReadonlySet<string> | undefined;
+
 /**
- * True when `timeZone` is a zone Luxon knows (what `setZone` accepts). Asks for the zone alone: a
- * DateTime would first look up the system's locale, which costs every command a few ms at start.
+ * True when `timeZone` is a zone Luxon knows (what `setZone` accepts). A canonical zone name is
+ * looked up in the list Intl gives; anything else (an alias such as US/Pacific, `utc+2`) is asked
+ * of Luxon, which builds an Intl.DateTimeFormat to find out. The first DateTimeFormat of a process
+ * loads ICU's locale data, about 12 ms, which a command that does no calendar arithmetic (spend,
+ * status on a sliding window) need not pay to check its config.
  */
 export function isValidTimeZone(timeZone: string): boolean {
-  return Info.normalizeZone(timeZone).isValid;
+  intlZones ??= new Set(Intl.supportedValuesOf('timeZone'));
+  return intlZones.has(timeZone) || Info.normalizeZone(timeZone).isValid;
 }
 
 /** Epoch ms of the next midnight in `timeZone` strictly after `nowMs`. */

@@ -1,5 +1,6 @@
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { dayKey, dayLengthMs, nextMidnight, startOfDay } from '../src/calendar-day.js';
+import { dayKey, dayLengthMs, isValidTimeZone, nextMidnight, startOfDay } from '../src/calendar-day.js';
 
 const LA = 'America/Los_Angeles';
 
@@ -32,5 +33,16 @@ describe('upstream-day arithmetic in America/Los_Angeles', () => {
     expect(() => nextMidnight('Mars/Olympus', 0)).toThrow(
       expect.objectContaining({ code: 'QG_INVALID_ARGUMENT' }),
     );
+  });
+});
+
+describe('isValidTimeZone', () => {
+  it('accepts what Luxon accepts: canonical names, aliases, UTC offsets; nothing else', () => {
+    const valid = ['America/Los_Angeles', 'UTC', 'Etc/UTC', 'US/Pacific', 'Asia/Calcutta', 'utc', 'UTC+2'];
+    for (const z of valid) expect(isValidTimeZone(z), z).toBe(true);
+    for (const z of ['', 'Mars/Olympus', 'America/Los Angeles', 'PST8PDT/x']) {
+      expect(isValidTimeZone(z), z).toBe(DateTime.now().setZone(z).isValid);
+      expect(isValidTimeZone(z), z).toBe(false);
+    }
   });
 });
