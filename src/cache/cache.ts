@@ -85,6 +85,7 @@ export interface Cache {
 const DEFAULTS = {
   indexBatch: 5000,
   commonTermDocs: 20_000,
+  rankedMatches: 5000,
   hotSize: 10_000,
   cacheMiB: 16,
   busyTimeoutMs: 5000,
@@ -95,7 +96,8 @@ class SqliteCache implements Cache {
   readonly #searcher: Searcher;
   readonly #now: () => number;
   readonly #hotSize: number;
-  readonly #commonTermDocs: number;
+  /** The cache size from which a query can need the hot index. */
+  readonly #hotFrom: number;
   #checkpointer: Checkpointer | undefined;
   #writes = 0;
 
@@ -116,10 +118,11 @@ class SqliteCache implements Cache {
     this.path = label.path;
     this.#now = opts.now;
     this.#hotSize = opts.hotSize;
-    this.#commonTermDocs = opts.commonTermDocs;
+    this.#hotFrom = Math.min(opts.commonTermDocs, opts.rankedMatches);
     this.#writer = new Writer(db, opts.indexBatch);
     this.#searcher = new Searcher(db, this.#writer, {
       commonTermDocs: opts.commonTermDocs,
+      rankedMatches: opts.rankedMatches,
       hotSize: opts.hotSize,
       now: this.#now,
     });
@@ -167,7 +170,7 @@ class SqliteCache implements Cache {
   flush(): number {
     return this.#run(() => {
       const n = this.#writer.catchUp();
-      if (hotIsStale(hotState(this.#db), this.#writer.indexedUpTo(), this.#now(), this.#commonTermDocs)) {
+      if (hotIsStale(hotState(this.#db), this.#writer.indexedUpTo(), this.#now(), this.#hotFrom)) {
         rebuildHot(this.#db, this.#hotSize, this.#now());
       }
       return n;
@@ -289,6 +292,12 @@ export function openCache(path: string = DEFAULT_CACHE_PATH, options: CacheOptio
       'options.commonTermDocs',
       options.commonTermDocs,
       DEFAULTS.commonTermDocs,
+      1e9,
+    ),
+    rankedMatches: positiveIntOption(
+      'options.rankedMatches',
+      options.rankedMatches,
+      DEFAULTS.rankedMatches,
       1e9,
     ),
     hotSize: positiveIntOption('options.hotSize', options.hotSize, DEFAULTS.hotSize, 1_000_000),

@@ -35,15 +35,11 @@ export function hotState(db: Database): HotState {
 /**
  * Stale when never built, older than a day, or the cache has grown by more than 10% since
  * (a trending run adds a few hundred videos; a bulk load adds many). Never needed while the cache
- * holds no more than `commonTermDocs` videos: no term can be very common then.
+ * holds no more than `needFrom` videos (the lower of `commonTermDocs` and `rankedMatches`): no query
+ * is ranked within it then.
  */
-export function hotIsStale(
-  state: HotState,
-  indexedMark: number,
-  now: number,
-  commonTermDocs: number,
-): boolean {
-  if (indexedMark <= commonTermDocs) return false;
+export function hotIsStale(state: HotState, indexedMark: number, now: number, needFrom: number): boolean {
+  if (indexedMark <= needFrom) return false;
   if (state.builtAt === null) return true;
   if (now - state.builtAt > DAY_MS) return true;
   return indexedMark - state.builtAtMark > Math.max(1000, state.builtAtMark * 0.1);

@@ -2,11 +2,13 @@
  * Search over the local cache. Queries are routed by how many videos each term is in (counted
  * with a bounded scan, so counting never costs more than ranking a selective term):
  *
- * - every term selective (in at most `commonTermDocs` videos): exact bm25 with column weights;
+ * - every term selective (in at most `commonTermDocs` videos) and at most `rankedMatches` matches:
+ *   exact bm25 with column weights;
  * - some terms very common: the common ones only filter, bm25 over the selective ones ranks
  *   (bm25 has to visit every match of every term to weigh it, and a very common word weighs
  *   almost nothing anyway);
- * - every term very common: bm25 within the hot index, then the other matches newest first.
+ * - every term very common, or more than `rankedMatches` matches (bm25 scores every match, about
+ *   a microsecond each): bm25 within the hot index, then the other matches newest first.
  *
  * Excluded terms never enter a bm25 call over the whole cache: they only filter.
  * See docs/cache.md for the ranking users get in each case.
@@ -74,6 +76,7 @@ function prefixEnd(p: string): string {
 
 export interface SearcherOptions {
   commonTermDocs: number;
+  rankedMatches: number;
   hotSize: number;
   now: () => number;
 }
@@ -81,10 +84,15 @@ export interface SearcherOptions {
 export class Searcher {
   readonly #statements = new Map<string, Statement>();
   readonly #counts = new Map<string, number>();
+  /** Matches of whole expressions, counted up to `rankedMatches + 1`. */
+  readonly #matchCounts = new Map<string, number>();
+  /** Words whose entry in `counts` is an estimate (`estimateFromHot`), not a count. */
+  readonly #estimated = new Set<string>();
   readonly #prefixes = new Map<string, PrefixInfo>();
   #countsKey = '';
   /** Videos in the hot index (read once per index generation). */
   #hotVideos: number | undefined;
+
   readonly #db: Database;
   readonly #writer: Writer;
   readonly #opts: SearcherOptions;
@@ -117,35 +125,64 @@ export class Searcher {
    * (`"of the rarest"`; a Thai or katakana word is a phrase of common letter pairs).
    */
   termDocs(term: QueryTerm): number {
+    return Math.max(...this.#tokenDocs(term));
+  }
+
+  /** Per token of a term: its documents (a word's counted or estimated, a prefix's; see `termDocs`). */
+  #tokenDocs(term: QueryTerm): number[] {
     const key = `${this.#writer.indexedUpTo()}:${this.#writer.generation}`;
     if (key !== this.#countsKey) {
       // Counts over the cap stay valid (videos are never removed); the others may have grown.
       for (const [k, v] of this.#counts) if (v <= this.#opts.commonTermDocs) this.#counts.delete(k);
       if (this.#counts.size > 50_000) this.#counts.clear();
+      for (const [k, v] of this.#matchCounts) if (v <= this.#opts.rankedMatches) this.#matchCounts.delete(k);
+      if (this.#matchCounts.size > 50_000) this.#matchCounts.clear();
+      this.#estimated.clear();
       this.#prefixes.clear();
       this.#hotVideos = undefined;
       this.#countsKey = key;
     }
-    // bm25 reads the match list of every token of a phrase: its cost is that of its commonest token.
-    let docs = 0;
-    term.tokens.forEach((tok, i) => {
-      if (term.prefix && i === term.tokens.length - 1) {
-        docs = Math.max(docs, this.#prefix(tok).docs);
-        return;
-      }
+    return term.tokens.map((tok, i) => {
+      if (term.prefix && i === term.tokens.length - 1) return this.#prefix(tok).docs;
       const fts = `"${tok}"`;
       let c = this.#counts.get(fts);
       if (c === undefined) {
-        c =
-          this.#estimateFromHot(tok) ??
-          (this.#stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
+        c = this.#estimateFromHot(tok);
+        if (c !== undefined) this.#estimated.add(fts);
+        else
+          c = this.#stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
             .pluck()
-            .get(fts, this.#opts.commonTermDocs + 1) as number);
+            .get(fts, this.#opts.commonTermDocs + 1) as number;
         this.#counts.set(fts, c);
       }
-      docs = Math.max(docs, c);
+      return c;
     });
-    return docs;
+  }
+
+  /**
+   * How many videos bm25 would score for the included terms `selective` (and the whole expression
+   * `full`), up to `rankedMatches + 1`. An AND matches at most what its rarest term matches, a
+   * phrase at most what its rarest word does: that bound, from the words' counts or estimates, is
+   * taken when it is at most half of `rankedMatches` (an estimate is rough); a word alone, when
+   * its count is exact. Otherwise the whole expression's matches are counted, up to the cap (one
+   * bounded scan: FTS5 finds matches without scoring them).
+   */
+  #matchesToRank(q: ParsedQuery, selective: QueryTerm[], full: string): number {
+    const cap = this.#opts.rankedMatches;
+    const bound = Math.min(...selective.map((t) => Math.min(...this.#tokenDocs(t))));
+    if (bound <= cap / 2) return bound;
+    const only = q.include.length === 1 && q.exclude.length === 0 ? q.include[0]! : undefined;
+    if (only !== undefined && only.tokens.length === 1 && !only.prefix && !this.#estimated.has(only.fts)) {
+      return bound;
+    }
+    let c = this.#matchCounts.get(full);
+    if (c === undefined) {
+      c = this.#stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
+        .pluck()
+        .get(full, cap + 1) as number;
+      this.#matchCounts.set(full, c);
+    }
+    return c;
   }
 
   /**
@@ -232,14 +269,14 @@ export class Searcher {
     const main = (t: QueryTerm): QueryTerm => ({ ...t, fts: this.#mainFts(t) });
     const selective = q.include.filter((t) => !this.#isCommon(t)).map(main);
     const full = matchExpression(q.include.map(main), q.exclude.map(main));
-    if (selective.length === 0) {
+    if (selective.length === 0 || this.#matchesToRank(q, selective, full) > this.#opts.rankedMatches) {
       const hotFull = matchExpression(q.include, q.exclude);
       return { rows: this.#rankPopular(hotFull, full, f, n, offset), ranking: 'popular' };
     }
     const commonInclude = selective.length < q.include.length;
+    const { sql, params } = filterSql('videos_fts', f);
     if (!commonInclude && !q.exclude.some((t) => this.#isCommon(t))) {
       // Exact bm25 over everything (excluded selective terms are cheap for bm25 to weigh).
-      const { sql, params } = filterSql('videos_fts', f);
       const rows = this.#stmt(
         `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
          WHERE videos_fts MATCH @match ${sql} ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
@@ -247,21 +284,15 @@ export class Searcher {
       return { rows, ranking: 'bm25' };
     }
     // The selective terms bound the work: the full expression's matches (FTS5 intersects by seeking
-    // the common terms' lists) are the allowed set; bm25 over the selective terms orders it.
-    const { sql, params } = filterSql('videos_fts', f);
-    const allowed = new Set(
-      this.#stmt(`SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql}`)
-        .pluck()
-        .all({ ...params, match: full }) as number[],
-    );
-    if (allowed.size === 0) return { rows: [], ranking: commonInclude ? 'bm25-selective' : 'bm25' };
-    const scored = this.#stmt(
-      `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts WHERE videos_fts MATCH ?`,
-    ).all(matchExpression(selective)) as Scored[];
-    const rows = scored
-      .filter((r) => allowed.has(r.vid))
-      .sort((a, b) => a.score - b.score || b.vid - a.vid)
-      .slice(offset, offset + n);
+    // the common terms' lists) are the allowed set; bm25 over the selective terms orders it, and
+    // scores only the allowed matches (`+rowid`: a filter on each match, not one FTS5 query per
+    // allowed row, which would read the selective terms' lists again for each).
+    const rows = this.#stmt(
+      `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
+       WHERE videos_fts MATCH @selective
+         AND +rowid IN (SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql})
+       ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
+    ).all({ ...params, selective: matchExpression(selective), match: full, n, offset }) as Scored[];
     return { rows, ranking: commonInclude ? 'bm25-selective' : 'bm25' };
   }
 

@@ -62,6 +62,11 @@ export interface CacheOptions {
   indexBatch?: number;
   /** A term in more documents than this is "very common" (see docs/cache.md). Default 20,000. */
   commonTermDocs?: number;
+  /**
+   * A query with more matches than this is ranked within the hot index first, then newest first
+   * (bm25 scores every match: about a microsecond each). Default 5,000.
+   */
+  rankedMatches?: number;
   /** Size of the hot index used to rank very common terms. Default 10,000. */
   hotSize?: number;
   /** SQLite page cache in MiB. Default 16 (the OS caches the file; a large SQLite cache slows commits). */

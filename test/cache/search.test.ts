@@ -260,6 +260,48 @@ describe('routing by term frequency', () => {
     expect(r.hits.map((h) => h.id)).toEqual(exact);
   });
 
+  it('a query with more matches than rankedMatches is ranked within the hot set first, and pages through every match', () => {
+    // The same file, with a cap of 10 matches for bm25: 'odd5' (about 31 videos, every term
+    // selective) goes through the hot set; 'rare5 odd5' (one match, counted) stays exact bm25, and
+    // 'rare36 the' (10 matches) ranks by its selective word.
+    const capped = openCache(join(t.dir, 'routes.db'), {
+      commonTermDocs: 40,
+      hotSize: 50,
+      rankedMatches: 10,
+    });
+    try {
+      const page = (q: string, o: SearchOptions = {}) => {
+        const out: string[] = [];
+        const ranking = new Set<string>();
+        for (let offset = 0; offset <= 10_000; offset += 7) {
+          const r = capped.search(q, { ...o, limit: 7, offset });
+          ranking.add(r.ranking);
+          out.push(...r.hits.map((h) => h.id));
+          if (!r.hasMore) break;
+        }
+        return { ids: out, ranking };
+      };
+      for (const [q, route, o] of [
+        ['odd5', 'popular', {}],
+        ['odd5 -rare1', 'popular', {}],
+        ['odd5', 'popular', { region: 'BR' }],
+        ['rare5 odd5', 'bm25', {}],
+        ['rare36', 'bm25', {}],
+        ['odd5 the', 'popular', {}],
+        ['rare36 the', 'bm25-selective', {}],
+      ] as Array<[string, string, SearchOptions]>) {
+        const want = expected(q, o);
+        expect(want.length).toBeGreaterThan(0);
+        const got = page(q, o);
+        expect({ q, ranking: got.ranking }).toEqual({ q, ranking: new Set([route]) });
+        expect(new Set(got.ids).size).toBe(got.ids.length);
+        expect([...got.ids].sort()).toEqual(want);
+      }
+    } finally {
+      capped.close();
+    }
+  });
+
   it('any input gives results or QG_QUERY_INVALID, never an SQLite error (fuzz)', () => {
     const alphabet = [
       ...'abcdefghij -"*()^:+.,;\'`~!@#$%&=[]{}<>|\\/?'.split(''),
