@@ -458,9 +458,108 @@ const fmt = (n: number) => new Intl.NumberFormat('en-US').format(n);
 /** Run one compressed day and check it. Resolves with the report whether the checks pass or not. */
 export async function runDrill(options: DrillOptions = {}): Promise<DrillReport> {
   const started = Date.now();
+  const s = daySettings(options);
+  const dir = mkdtempSync(join(tmpdir(), 'qg-drill-'));
+  const open: OpenParts = { sim: undefined, service: undefined, ledger: undefined, timers: [] };
+  try {
+    const day = await startDay(s, options, dir, open);
+    const { sim: simulator, service: svc, ledger, setup, t0, dayMs } = day;
+    const { config, credential, hourSeconds, backfillBucket } = setup;
+    const burst = scheduleDisturbances(s, day, open.timers);
+    const { curve, sample, sampler } = startCurve(day, open.timers);
+    const report = setInterval(() => {
+      const u = simulator.usage(PROJECT, backfillBucket);
+      s.progress(
+        `t=${((Date.now() - t0) / 1000).toFixed(0)}s: ${backfillBucket} used upstream ${fmt(u.used)} of ${fmt(u.quota)}; runs ${svc.scheduler.results().length}`,
+      );
+    }, dayMs / 8);
+    open.timers.push(report);
+
+    // Stop just before the day ends, so nothing is spent on the next one. The ledger keeps two days
+    // and the simulator's totals are cumulative: both are read after.
+    const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
+    await sleep(Math.max(0, stopAt - Date.now()));
+    clearInterval(report);
+    clearInterval(sampler);
+    await svc.scheduler.stop('end of the day');
+    await burst();
+    await sample();
+
+    const { buckets, recordedUnits } = await readBuckets(day, s.behind);
+    if (Date.now() >= day.nextResetAt) s.progress('warning: the day ended before the figures were read');
+
+    const results = svc.scheduler.results();
+    const sum = (pred: (r: JobResult) => boolean) => results.filter(pred).reduce((n, r) => n + r.units, 0);
+    const chargedUnits = simulator.charged({ project: PROJECT });
+    const trending = trendingCompletion(config, credential, s.regions, day.serviceStartedAt, stopAt, results);
+    const fraction = (at: number | null) =>
+      at === null ? null : Math.round(((at - t0) / dayMs) * 1000) / 1000;
+    const main = buckets[backfillBucket]!;
+    const t = day.tally;
+    const checks = drillChecks({ t, trending, main, backfillBucket, chargedUnits, recordedUnits, fraction });
+    return {
+      ok: checks.every((c) => c.ok),
+      store: ledger.kind,
+      profile: s.profile.id,
+      daySeconds: s.daySeconds,
+      hourSeconds,
+      regions: s.regions.length,
+      maxPages: s.maxPages,
+      burstCalls: s.burstCalls,
+      backfillBucket,
+      utilisation: main.utilisation,
+      upstreamQuotaExceeded: t.quotaExceededBeforeBlock,
+      upstreamQuotaExceededTotal: t.quotaExceededTotal,
+      allowedAfterBlock: t.allowedAfterBlock,
+      chargedUnits,
+      recordedUnits,
+      scheduledDenied: t.scheduledDenied,
+      scheduledBlocked: t.scheduledBlocked,
+      backfillUnits: sum((r) => r.job === 'backfill'),
+      trendingUnits: sum((r) => r.job.startsWith('trending')),
+      manualUnits: t.manualUnits,
+      failOpenSpends: t.failOpen,
+      backlogVideos: setup.backlogVideos,
+      runs: runsByKind(results),
+      skippedTicks: day.counts.skippedTicks,
+      blockedAtDayFraction: fraction(t.firstBlockAt),
+      dryAtDayFraction: fraction(t.firstDryAt),
+      behindAtDayFraction: s.behindAt,
+      trendingRunsCompleted: trending.completed,
+      trendingRunsDone: trending.done,
+      trendingRunsScheduled: trending.scheduled,
+      curve,
+      buckets,
+      checks,
+      elapsedMs: Date.now() - started,
+      ...(options.keep ? { workDir: dir } : {}),
+    };
+  } finally {
+    for (const timer of open.timers) clearTimeout(timer);
+    // The service closes the ledger; without one it is closed here.
+    if (open.service) await open.service.stop('drill over');
+    else await open.ledger?.close();
+    await open.sim?.close();
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A drill's options with their defaults, checked before anything starts. */
+interface DaySettings {
+  daySeconds: number;
+  profile: QuotaProfile;
+  quota: number;
+  behind: number;
+  behindAt: number;
+  burstCalls: number;
+  maxPages: number;
+  regions: readonly string[];
+  progress: (line: string) => void;
+}
+
+function daySettings(options: DrillOptions): DaySettings {
   const daySeconds = options.daySeconds ?? 120;
   const profile = drillProfile(options.profile ?? 'youtube-classic');
-  const profileId = profile.id;
   const quota = options.quota ?? 10_000;
   const behind = options.behind ?? Math.round(quota * 0.2);
   const behindAt = options.behindAt ?? 0.5;
@@ -484,293 +583,313 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     ];
     throw new InvalidArgumentError(
       'quota',
-      `a ${daySeconds} s day at ${fmt(quota)} units (${profileId}) asks the backfill for ${fmt(pace.callsPerSecond)} upstream calls a second, more than the ${MAX_DRILL_CALLS_PER_SECOND} a drill keeps up with: use ${fixes.join(', or ')}`,
+      `a ${daySeconds} s day at ${fmt(quota)} units (${profile.id}) asks the backfill for ${fmt(pace.callsPerSecond)} upstream calls a second, more than the ${MAX_DRILL_CALLS_PER_SECOND} a drill keeps up with: use ${fixes.join(', or ')}`,
     );
   }
+  return { daySeconds, profile, quota, behind, behindAt, burstCalls, maxPages, regions, progress };
+}
 
-  const dir = mkdtempSync(join(tmpdir(), 'qg-drill-'));
+/** What a drill has open, closed by runDrill whatever failed. */
+interface OpenParts {
+  sim: Simulator | undefined;
+  service: Service | undefined;
+  ledger: Ledger | undefined;
+  timers: NodeJS.Timeout[];
+}
+
+/** A started day: the simulator, the ledger and the scheduled jobs running against them. */
+interface Day {
+  sim: Simulator;
+  service: Service;
+  ledger: Ledger;
+  setup: Setup;
+  /** The start of the simulator's day (its clock). */
+  t0: number;
+  dayMs: number;
+  nextResetAt: number;
+  serviceStartedAt: number;
+  tally: Tally;
+  counts: { skippedTicks: number };
+}
+
+/** Seeds the backlog, waits for a tick, starts the simulator, opens the ledger and starts the jobs. */
+async function startDay(s: DaySettings, options: DrillOptions, dir: string, open: OpenParts): Promise<Day> {
+  const { daySeconds, profile, quota, maxPages, regions, progress } = s;
   const key = `drill-${Math.random().toString(36).slice(2)}`;
   const store = options.store ?? `sqlite:${join(dir, 'ledger.db')}`;
   const redis = /^redis/.test(store);
   const cachePath = join(dir, 'cache.db');
-  const logger = quietLogger();
-  let sim: Simulator | undefined;
-  let service: Service | undefined;
-  let ledger: Ledger | undefined;
-  const timers: NodeJS.Timeout[] = [];
-  try {
-    const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
-    // The backlog is seeded before the day starts (seeding a large cache takes seconds).
-    const probe = drillConfig({
-      daySeconds,
-      profile,
-      quota,
-      maxPages,
-      store,
-      regions,
-      cachePath,
-      baseUrl: 'http://127.0.0.1:1/youtube/v3',
-      key,
-    });
-    progress(`seeding the cache with a backlog of ${fmt(probe.backlogVideos)} videos`);
-    seedBacklog(cachePath, probe.backlogVideos);
-    // The day starts just after a tick of the schedules (as a calendar day starts at a whole hour),
-    // so that its last backfill run comes after its last trending runs, well before its end.
-    const periodMs = scaledHourSeconds(daySeconds) * 1000;
-    await sleep(Math.ceil(Date.now() / periodMs) * periodMs + 20 - Date.now());
+  const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
+  // The backlog is seeded before the day starts (seeding a large cache takes seconds).
+  const probe = drillConfig({
+    daySeconds,
+    profile,
+    quota,
+    maxPages,
+    store,
+    regions,
+    cachePath,
+    baseUrl: 'http://127.0.0.1:1/youtube/v3',
+    key,
+  });
+  progress(`seeding the cache with a backlog of ${fmt(probe.backlogVideos)} videos`);
+  seedBacklog(cachePath, probe.backlogVideos);
+  // The day starts just after a tick of the schedules (as a calendar day starts at a whole hour),
+  // so that its last backfill run comes after its last trending runs, well before its end.
+  const periodMs = scaledHourSeconds(daySeconds) * 1000;
+  await sleep(Math.ceil(Date.now() / periodMs) * periodMs + 20 - Date.now());
 
-    sim = await startSimulator({
-      port: 0,
-      profile,
-      quota,
-      ...(ownStats ? { buckets: { 'videos.batchGetStats': quota } } : {}),
-      dayLengthSec: daySeconds,
-      keys: [`${key}@${PROJECT}`],
-    });
-    const t0 = sim.clock.now();
-    const setup = drillConfig({
-      daySeconds,
-      profile,
-      quota,
-      maxPages,
-      store,
-      ...(redis ? { keyPrefix: options.keyPrefix ?? `qg-drill:${t0.toString(36)}:` } : {}),
-      regions,
-      cachePath,
-      baseUrl: sim.url,
-      key,
-    });
-    const { config, credential, hourSeconds, backfillBucket } = setup;
-    const s = config.store;
-    ledger = await openLedger(s.url, s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {});
-    const t = tally();
-    let skippedTicks = 0;
-    const nextResetAt = sim.nextResetAt();
-    const dayMs = daySeconds * 1000;
-    service = await startService({
-      config,
-      ledger,
-      logger,
-      nextReset: () => sim!.nextResetAt(),
-      // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
-      // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
-      upstreamDay: () => {
-        const end = sim!.nextResetAt();
-        return { start: end - daySeconds * 1000, end };
-      },
-      onGuardEvent: t.on,
-      onEvent: (e) => {
-        if (e.type !== 'skip') return;
-        skippedTicks++;
-        progress(
-          `t=${((e.at - t0) / 1000).toFixed(2)}s: tick of ${e.job} skipped, still ${e.why} since t=${((e.since - t0) / 1000).toFixed(2)}s`,
-        );
-      },
-      ...(options.http ? { http: options.http } : {}),
-    });
-    options.onStart?.(service);
-    const svc = service;
-    const simulator = sim;
-    const serviceStartedAt = Date.now();
-    progress(
-      `day of ${daySeconds}s on ${ledger.kind} (${profileId}): an hour is ${hourSeconds}s, ${regions.length} regions, backfill on ${backfillBucket}`,
-    );
-
-    // The manual burst at a third of the day, someone else's spend at mid-day.
-    let burst: Promise<void> = Promise.resolve();
-    timers.push(
-      setTimeout(() => {
-        burst = (async () => {
-          const client = svc.jobs.upstream.get(CREDENTIAL);
-          for (let i = 0; i < burstCalls; i++) {
-            await svc.guard.call(
-              { credential: CREDENTIAL, method: 'search.list', tier: 'manual', tag: 'manual:search.list' },
-              () => client.searchList({ q: `drill ${i}`, maxResults: 5 }),
-            );
-          }
-          progress(
-            `t=${((Date.now() - t0) / 1000).toFixed(1)}s: manual burst of ${burstCalls} search.list calls`,
-          );
-        })().catch(() => undefined);
-      }, dayMs / 3),
-      setTimeout(() => {
-        simulator.spendBehind(PROJECT, profile.defaultBucket, behind);
-        progress(
-          `t=${((Date.now() - t0) / 1000).toFixed(1)}s: someone else spent ${fmt(behind)} units behind the guard`,
-        );
-      }, dayMs * behindAt),
-    );
-    // The day's spend curve: what the upstream counted on the backfill's bucket, ours, and the line.
-    const curve: DrillReport['curve'] = [];
-    let sampling = false;
-    const sample = async () => {
-      if (sampling) return;
-      sampling = true;
-      try {
-        const at = Date.now();
-        // A sample taken once the day has ended reads the next day's count: the curve ends with the day.
-        if (at - t0 >= dayMs) return;
-        const line = await svc.guard.pacingLine(CREDENTIAL, backfillBucket, at).catch(() => undefined);
-        const u = simulator.usage(PROJECT, backfillBucket);
-        curve.push({
-          f: Math.round(((at - t0) / dayMs) * 1000) / 1000,
-          used: u.used,
-          ours: u.used - u.spentBehind,
-          backfill: line?.spentToday ?? null,
-          line: line?.allowed ?? null,
-        });
-      } finally {
-        sampling = false;
-      }
-    };
-    const sampler = setInterval(() => void sample(), dayMs / 96);
-    timers.push(sampler);
-    const report = setInterval(() => {
-      const u = simulator.usage(PROJECT, backfillBucket);
+  const sim = await startSimulator({
+    port: 0,
+    profile,
+    quota,
+    ...(ownStats ? { buckets: { 'videos.batchGetStats': quota } } : {}),
+    dayLengthSec: daySeconds,
+    keys: [`${key}@${PROJECT}`],
+  });
+  open.sim = sim;
+  const t0 = sim.clock.now();
+  const setup = drillConfig({
+    daySeconds,
+    profile,
+    quota,
+    maxPages,
+    store,
+    ...(redis ? { keyPrefix: options.keyPrefix ?? `qg-drill:${t0.toString(36)}:` } : {}),
+    regions,
+    cachePath,
+    baseUrl: sim.url,
+    key,
+  });
+  const s0 = setup.config.store;
+  const ledger = await openLedger(s0.url, s0.keyPrefix !== undefined ? { keyPrefix: s0.keyPrefix } : {});
+  open.ledger = ledger;
+  const t = tally();
+  const counts = { skippedTicks: 0 };
+  const nextResetAt = sim.nextResetAt();
+  const service = await startService({
+    config: setup.config,
+    ledger,
+    logger: quietLogger(),
+    nextReset: () => sim.nextResetAt(),
+    // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
+    // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
+    upstreamDay: () => {
+      const end = sim.nextResetAt();
+      return { start: end - daySeconds * 1000, end };
+    },
+    onGuardEvent: t.on,
+    onEvent: (e) => {
+      if (e.type !== 'skip') return;
+      counts.skippedTicks++;
       progress(
-        `t=${((Date.now() - t0) / 1000).toFixed(0)}s: ${backfillBucket} used upstream ${fmt(u.used)} of ${fmt(u.quota)}; runs ${svc.scheduler.results().length}`,
+        `t=${((e.at - t0) / 1000).toFixed(2)}s: tick of ${e.job} skipped, still ${e.why} since t=${((e.since - t0) / 1000).toFixed(2)}s`,
       );
-    }, dayMs / 8);
-    timers.push(report);
+    },
+    ...(options.http ? { http: options.http } : {}),
+  });
+  open.service = service;
+  options.onStart?.(service);
+  const serviceStartedAt = Date.now();
+  progress(
+    `day of ${daySeconds}s on ${ledger.kind} (${profile.id}): an hour is ${setup.hourSeconds}s, ${regions.length} regions, backfill on ${setup.backfillBucket}`,
+  );
+  return {
+    sim,
+    service,
+    ledger,
+    setup,
+    t0,
+    dayMs: daySeconds * 1000,
+    nextResetAt,
+    serviceStartedAt,
+    tally: t,
+    counts,
+  };
+}
 
-    // Stop just before the day ends, so nothing is spent on the next one. The ledger keeps two days
-    // and the simulator's totals are cumulative: both are read after.
-    const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
-    await sleep(Math.max(0, stopAt - Date.now()));
-    clearInterval(report);
-    clearInterval(sampler);
-    await svc.scheduler.stop('end of the day');
-    await burst;
-    await sample();
+/**
+ * The manual burst at a third of the day, someone else's spend at `behindAt` of it. Returns what
+ * waits for the burst to finish.
+ */
+function scheduleDisturbances(s: DaySettings, day: Day, timers: NodeJS.Timeout[]): () => Promise<void> {
+  const { sim: simulator, service: svc, t0, dayMs } = day;
+  let burst: Promise<void> = Promise.resolve();
+  timers.push(
+    setTimeout(() => {
+      burst = (async () => {
+        const client = svc.jobs.upstream.get(CREDENTIAL);
+        for (let i = 0; i < s.burstCalls; i++) {
+          await svc.guard.call(
+            { credential: CREDENTIAL, method: 'search.list', tier: 'manual', tag: 'manual:search.list' },
+            () => client.searchList({ q: `drill ${i}`, maxResults: 5 }),
+          );
+        }
+        s.progress(
+          `t=${((Date.now() - t0) / 1000).toFixed(1)}s: manual burst of ${s.burstCalls} search.list calls`,
+        );
+      })().catch(() => undefined);
+    }, dayMs / 3),
+    setTimeout(() => {
+      simulator.spendBehind(PROJECT, s.profile.defaultBucket, s.behind);
+      s.progress(
+        `t=${((Date.now() - t0) / 1000).toFixed(1)}s: someone else spent ${fmt(s.behind)} units behind the guard`,
+      );
+    }, dayMs * s.behindAt),
+  );
+  return () => burst;
+}
 
-    const buckets: Record<string, DrillBucket> = {};
-    let recordedUnits = 0;
-    for (const b of Object.values(credential.buckets)) {
-      const w = bucketWindow(credential, b, Date.now());
-      const recorded = (await ledger.peek({ key: w.key, windowMs: w.windowMs })).used;
-      const charged = simulator.charged({ project: PROJECT, bucket: b.id });
-      const refused = simulator.requests
-        .filter((r) => r.project === PROJECT && r.bucket === b.id && r.reason === 'quotaExceeded')
-        .reduce((n, r) => n + r.cost, 0);
-      // Read from what was spent, not from the simulator's day, which may have ended by now.
-      const spentBehind = b.id === 'units' ? behind : 0;
-      const spendable = Math.min(b.ceilings.scheduled, b.quota - spentBehind);
-      const served = charged - refused;
-      buckets[b.id] = {
-        quota: b.quota,
-        reserve: b.reserve,
-        charged,
-        recorded,
-        served,
-        behind: spentBehind,
-        spendable,
-        utilisation: spendable > 0 ? Math.round((served / spendable) * 10_000) / 10_000 : 0,
-      };
-      recordedUnits += recorded;
+/** The day's spend curve: what the upstream counted on the backfill's bucket, ours, and the line. */
+function startCurve(
+  day: Day,
+  timers: NodeJS.Timeout[],
+): { curve: DrillReport['curve']; sample: () => Promise<void>; sampler: NodeJS.Timeout } {
+  const { sim: simulator, service: svc, t0, dayMs } = day;
+  const { backfillBucket } = day.setup;
+  const curve: DrillReport['curve'] = [];
+  let sampling = false;
+  const sample = async () => {
+    if (sampling) return;
+    sampling = true;
+    try {
+      const at = Date.now();
+      // A sample taken once the day has ended reads the next day's count: the curve ends with the day.
+      if (at - t0 >= dayMs) return;
+      const line = await svc.guard.pacingLine(CREDENTIAL, backfillBucket, at).catch(() => undefined);
+      const u = simulator.usage(PROJECT, backfillBucket);
+      curve.push({
+        f: Math.round(((at - t0) / dayMs) * 1000) / 1000,
+        used: u.used,
+        ours: u.used - u.spentBehind,
+        backfill: line?.spentToday ?? null,
+        line: line?.allowed ?? null,
+      });
+    } finally {
+      sampling = false;
     }
-    if (Date.now() >= nextResetAt) progress('warning: the day ended before the figures were read');
+  };
+  const sampler = setInterval(() => void sample(), dayMs / 96);
+  timers.push(sampler);
+  return { curve, sample, sampler };
+}
 
-    const results = svc.scheduler.results();
-    const runs: Record<string, Record<string, number>> = {};
-    const sum = (pred: (r: JobResult) => boolean) => results.filter(pred).reduce((n, r) => n + r.units, 0);
-    for (const r of results) {
-      const kind = r.job.split(':')[0] ?? r.job;
-      const byOutcome = runs[kind] ?? {};
-      byOutcome[r.outcome] = (byOutcome[r.outcome] ?? 0) + 1;
-      runs[kind] = byOutcome;
-    }
-    const chargedUnits = simulator.charged({ project: PROJECT });
-    // Every region's run of the ticks the schedule had between the start of the service and the end
-    // of the day (a tick before the service started ran no region).
-    const { ticks } = trendingRuns(config, credential, serviceStartedAt, stopAt);
-    const stagger = config.schedules.trending.staggerMs;
-    const trendingRunsScheduled = ticks.reduce(
-      (n, tick) => n + regions.filter((_, i) => tick + i * stagger < stopAt).length,
-      0,
-    );
-    const trendingRunsDone = results.filter(
-      (r) => r.job.startsWith('trending') && r.outcome === 'done',
-    ).length;
-    const trendingRunsCompleted =
-      trendingRunsScheduled > 0 ? Math.round((trendingRunsDone / trendingRunsScheduled) * 1000) / 1000 : 1;
-    const fraction = (at: number | null) =>
-      at === null ? null : Math.round(((at - t0) / dayMs) * 1000) / 1000;
-    const main = buckets[backfillBucket]!;
-    const checks: DrillCheck[] = [
-      {
-        name: 'trendingRunsCompleted',
-        ok: trendingRunsCompleted >= 0.97,
-        detail: `${trendingRunsDone} of ${trendingRunsScheduled} regional trending runs completed (${(trendingRunsCompleted * 100).toFixed(1)} %, target ≥ 97 %); the upstream ran dry at ${t.firstDryAt === null ? 'no point' : `${((fraction(t.firstDryAt) ?? 0) * 100).toFixed(1)} %`} of the day`,
-      },
-      {
-        name: 'utilisation',
-        ok: main.utilisation >= 0.99,
-        detail: `${backfillBucket}: ${fmt(main.served)} units served of ${fmt(main.spendable)} spendable (${(main.utilisation * 100).toFixed(2)} %, target ≥ 99 %)`,
-      },
-      {
-        name: 'upstreamQuotaExceeded',
-        ok: t.quotaExceededBeforeBlock <= 1 && t.allowedAfterBlock === 0,
-        detail: `${t.quotaExceededBeforeBlock} quotaExceeded before the guard blocked the bucket (at most 1), ${t.allowedAfterBlock} spends allowed after the block (must be 0)`,
-      },
-      {
-        name: 'chargedEqualsRecorded',
-        ok: chargedUnits === recordedUnits,
-        detail: `the simulator charged ${fmt(chargedUnits)} units, the ledger recorded ${fmt(recordedUnits)}`,
-      },
-      {
-        name: 'scheduledDenied',
-        ok: t.scheduledDenied === 0,
-        detail: `${t.scheduledDenied} scheduled spends denied by the budget while the backfill ran (must be 0); ${t.scheduledBlocked} denied by the upstream block`,
-      },
-      {
-        name: 'noFailOpen',
-        ok: t.failOpen === 0,
-        detail: `${t.failOpen} spends let through unrecorded`,
-      },
-    ];
-    return {
-      ok: checks.every((c) => c.ok),
-      store: ledger.kind,
-      profile: profileId,
-      daySeconds,
-      hourSeconds,
-      regions: regions.length,
-      maxPages,
-      burstCalls,
-      backfillBucket,
-      utilisation: main.utilisation,
-      upstreamQuotaExceeded: t.quotaExceededBeforeBlock,
-      upstreamQuotaExceededTotal: t.quotaExceededTotal,
-      allowedAfterBlock: t.allowedAfterBlock,
-      chargedUnits,
-      recordedUnits,
-      scheduledDenied: t.scheduledDenied,
-      scheduledBlocked: t.scheduledBlocked,
-      backfillUnits: sum((r) => r.job === 'backfill'),
-      trendingUnits: sum((r) => r.job.startsWith('trending')),
-      manualUnits: t.manualUnits,
-      failOpenSpends: t.failOpen,
-      backlogVideos: setup.backlogVideos,
-      runs,
-      skippedTicks,
-      blockedAtDayFraction: fraction(t.firstBlockAt),
-      dryAtDayFraction: fraction(t.firstDryAt),
-      behindAtDayFraction: behindAt,
-      trendingRunsCompleted,
-      trendingRunsDone,
-      trendingRunsScheduled,
-      curve,
-      buckets,
-      checks,
-      elapsedMs: Date.now() - started,
-      ...(options.keep ? { workDir: dir } : {}),
+/** Each bucket's figures: what the simulator charged and served, what the ledger recorded. */
+async function readBuckets(
+  day: Day,
+  behind: number,
+): Promise<{ buckets: Record<string, DrillBucket>; recordedUnits: number }> {
+  const { sim: simulator, ledger } = day;
+  const { credential } = day.setup;
+  const buckets: Record<string, DrillBucket> = {};
+  let recordedUnits = 0;
+  for (const b of Object.values(credential.buckets)) {
+    const w = bucketWindow(credential, b, Date.now());
+    const recorded = (await ledger.peek({ key: w.key, windowMs: w.windowMs })).used;
+    const charged = simulator.charged({ project: PROJECT, bucket: b.id });
+    const refused = simulator.requests
+      .filter((r) => r.project === PROJECT && r.bucket === b.id && r.reason === 'quotaExceeded')
+      .reduce((n, r) => n + r.cost, 0);
+    // Read from what was spent, not from the simulator's day, which may have ended by now.
+    const spentBehind = b.id === 'units' ? behind : 0;
+    const spendable = Math.min(b.ceilings.scheduled, b.quota - spentBehind);
+    const served = charged - refused;
+    buckets[b.id] = {
+      quota: b.quota,
+      reserve: b.reserve,
+      charged,
+      recorded,
+      served,
+      behind: spentBehind,
+      spendable,
+      utilisation: spendable > 0 ? Math.round((served / spendable) * 10_000) / 10_000 : 0,
     };
-  } finally {
-    for (const timer of timers) clearTimeout(timer);
-    // The service closes the ledger; without one it is closed here.
-    if (service) await service.stop('drill over');
-    else await ledger?.close();
-    await sim?.close();
-    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+    recordedUnits += recorded;
   }
+  return { buckets, recordedUnits };
+}
+
+/** Job runs by kind (`trending`, `backfill`) and outcome. */
+function runsByKind(results: readonly JobResult[]): Record<string, Record<string, number>> {
+  const runs: Record<string, Record<string, number>> = {};
+  for (const r of results) {
+    const kind = r.job.split(':')[0] ?? r.job;
+    const byOutcome = runs[kind] ?? {};
+    byOutcome[r.outcome] = (byOutcome[r.outcome] ?? 0) + 1;
+    runs[kind] = byOutcome;
+  }
+  return runs;
+}
+
+interface TrendingCompletion {
+  scheduled: number;
+  done: number;
+  completed: number;
+}
+
+/**
+ * Every region's run of the ticks the schedule had between the start of the service and the end of
+ * the day (a tick before the service started ran no region), against the runs that completed.
+ */
+function trendingCompletion(
+  config: Config,
+  credential: CredentialConfig,
+  regions: readonly string[],
+  serviceStartedAt: number,
+  stopAt: number,
+  results: readonly JobResult[],
+): TrendingCompletion {
+  const { ticks } = trendingRuns(config, credential, serviceStartedAt, stopAt);
+  const stagger = config.schedules.trending.staggerMs;
+  const scheduled = ticks.reduce(
+    (n, tick) => n + regions.filter((_, i) => tick + i * stagger < stopAt).length,
+    0,
+  );
+  const done = results.filter((r) => r.job.startsWith('trending') && r.outcome === 'done').length;
+  const completed = scheduled > 0 ? Math.round((done / scheduled) * 1000) / 1000 : 1;
+  return { scheduled, done, completed };
+}
+
+function drillChecks(f: {
+  t: Tally;
+  trending: TrendingCompletion;
+  main: DrillBucket;
+  backfillBucket: string;
+  chargedUnits: number;
+  recordedUnits: number;
+  fraction: (at: number | null) => number | null;
+}): DrillCheck[] {
+  const { t, trending, main, backfillBucket, chargedUnits, recordedUnits, fraction } = f;
+  return [
+    {
+      name: 'trendingRunsCompleted',
+      ok: trending.completed >= 0.97,
+      detail: `${trending.done} of ${trending.scheduled} regional trending runs completed (${(trending.completed * 100).toFixed(1)} %, target ≥ 97 %); the upstream ran dry at ${t.firstDryAt === null ? 'no point' : `${((fraction(t.firstDryAt) ?? 0) * 100).toFixed(1)} %`} of the day`,
+    },
+    {
+      name: 'utilisation',
+      ok: main.utilisation >= 0.99,
+      detail: `${backfillBucket}: ${fmt(main.served)} units served of ${fmt(main.spendable)} spendable (${(main.utilisation * 100).toFixed(2)} %, target ≥ 99 %)`,
+    },
+    {
+      name: 'upstreamQuotaExceeded',
+      ok: t.quotaExceededBeforeBlock <= 1 && t.allowedAfterBlock === 0,
+      detail: `${t.quotaExceededBeforeBlock} quotaExceeded before the guard blocked the bucket (at most 1), ${t.allowedAfterBlock} spends allowed after the block (must be 0)`,
+    },
+    {
+      name: 'chargedEqualsRecorded',
+      ok: chargedUnits === recordedUnits,
+      detail: `the simulator charged ${fmt(chargedUnits)} units, the ledger recorded ${fmt(recordedUnits)}`,
+    },
+    {
+      name: 'scheduledDenied',
+      ok: t.scheduledDenied === 0,
+      detail: `${t.scheduledDenied} scheduled spends denied by the budget while the backfill ran (must be 0); ${t.scheduledBlocked} denied by the upstream block`,
+    },
+    {
+      name: 'noFailOpen',
+      ok: t.failOpen === 0,
+      detail: `${t.failOpen} spends let through unrecorded`,
+    },
+  ];
 }
