@@ -1,11 +1,12 @@
 /**
  * The simulated API methods: parameter checks as the real API makes them, and the JSON bodies,
- * assembled from the corpus's cached pieces. Quota, keys and faults are the server's business;
- * these handlers only answer.
+ * assembled from the corpus's resources as JSON (corpus-json.ts). Quota, keys and faults are the
+ * server's business; these handlers only answer.
  */
 
 import { CATEGORIES } from './categories.js';
 import { type Corpus, VIDEO_PARTS, type VideoPart, type VideoSeed } from './corpus.js';
+import { CorpusJson } from './corpus-json.js';
 import { type ApiError, apiErrors } from './envelope.js';
 import { CHART_CATEGORIES } from './lexicon.js';
 import { Lru } from './lru.js';
@@ -139,17 +140,18 @@ function guarded(fn: (query: URLSearchParams, epoch: number) => ApiAnswer) {
 
 /** The routes under /youtube/v3/, keyed by the rest of the path. */
 export function buildRoutes(corpus: Corpus): Map<string, Route> {
+  const json = new CorpusJson(corpus);
   return new Map([
-    ['videos', videosRoute(corpus)],
-    ['videos:batchGetStats', batchGetStatsRoute(corpus)],
-    ['videoCategories', videoCategoriesRoute(corpus)],
-    ['channels', channelsRoute(corpus)],
-    ['search', searchRoute(corpus)],
+    ['videos', videosRoute(corpus, json)],
+    ['videos:batchGetStats', batchGetStatsRoute(corpus, json)],
+    ['videoCategories', videoCategoriesRoute(corpus, json)],
+    ['channels', channelsRoute(corpus, json)],
+    ['search', searchRoute(corpus, json)],
   ]);
 }
 
 /** videos.list: a chart page (`chart=mostPopular`) or the videos named by `id`, exactly one of the two. */
-function videosRoute(corpus: Corpus): Route {
+function videosRoute(corpus: Corpus, json: CorpusJson): Route {
   // Chart pages are most of the traffic and the same for every caller in a period: keep them encoded.
   const chartPages = new Lru<string, Buffer>(256);
   return {
@@ -167,13 +169,16 @@ function videosRoute(corpus: Corpus): Route {
           ),
         );
       }
-      return chart === null ? videosById(corpus, q, now, p) : chartPage(corpus, chartPages, q, now, p, chart);
+      return chart === null
+        ? videosById(corpus, json, q, now, p)
+        : chartPage(corpus, json, chartPages, q, now, p, chart);
     }),
   };
 }
 
 function chartPage(
   corpus: Corpus,
+  json: CorpusJson,
   chartPages: Lru<string, Buffer>,
   q: URLSearchParams,
   now: number,
@@ -199,8 +204,8 @@ function chartPage(
   if (cached) return { status: 200, body: cached };
   const list = corpus.chart(region, cat, start.epoch);
   const page = paged(corpus, list, start, per);
-  const items = page.slice.map((v) => corpus.videoJson(v, start.epoch, p)).join(',');
-  const etag = corpus.etag('chart', region, cat ?? '', start.epoch, start.offset);
+  const items = page.slice.map((v) => json.videoJson(v, start.epoch, p)).join(',');
+  const etag = json.etag('chart', region, cat ?? '', start.epoch, start.offset);
   const body = listBody('youtube#videoListResponse', etag, items, {
     ...(page.next === undefined ? {} : { next: page.next }),
     ...(page.prev === undefined ? {} : { prev: page.prev }),
@@ -210,23 +215,29 @@ function chartPage(
   return { status: 200, body: chartPages.set(cacheKey, Buffer.from(body)) };
 }
 
-function videosById(corpus: Corpus, q: URLSearchParams, now: number, p: VideoPart[]): ApiAnswer {
+function videosById(
+  corpus: Corpus,
+  json: CorpusJson,
+  q: URLSearchParams,
+  now: number,
+  p: VideoPart[],
+): ApiAnswer {
   const found: VideoSeed[] = [];
   for (const id of ids(q)) {
     const v = corpus.videoById(id);
     if (v && corpus.exists(v, now)) found.push(v);
   }
-  const items = found.map((v) => corpus.videoJson(v, now, p)).join(',');
+  const items = found.map((v) => json.videoJson(v, now, p)).join(',');
   return {
     status: 200,
-    body: listBody('youtube#videoListResponse', corpus.etag('ids', now, items.length), items, {
+    body: listBody('youtube#videoListResponse', json.etag('ids', now, items.length), items, {
       total: found.length,
       perPage: found.length,
     }),
   };
 }
 
-function batchGetStatsRoute(corpus: Corpus): Route {
+function batchGetStatsRoute(corpus: Corpus, json: CorpusJson): Route {
   return {
     method: 'videos.batchGetStats',
     handle: guarded((q, now) => {
@@ -236,12 +247,12 @@ function batchGetStatsRoute(corpus: Corpus): Route {
       const found = list
         .map((id) => corpus.videoById(id))
         .filter((v): v is VideoSeed => !!v && corpus.exists(v, now));
-      const items = found.map((v) => corpus.videoStatsJson(v, now, p)).join(',');
+      const items = found.map((v) => json.videoStatsJson(v, now, p)).join(',');
       return {
         status: 200,
         body: listBody(
           'youtube#batchGetStatsResponse',
-          corpus.etag('stats', now, items.length),
+          json.etag('stats', now, items.length),
           items,
           undefined,
         ),
@@ -250,7 +261,7 @@ function batchGetStatsRoute(corpus: Corpus): Route {
   };
 }
 
-function videoCategoriesRoute(corpus: Corpus): Route {
+function videoCategoriesRoute(corpus: Corpus, json: CorpusJson): Route {
   return {
     method: 'videoCategories.list',
     handle: guarded((q) => {
@@ -261,20 +272,20 @@ function videoCategoriesRoute(corpus: Corpus): Route {
         if (q.get('regionCode') === null) throw new BadRequest(apiErrors.required('regionCode'));
         region = regionCode(q, corpus.regions, false) ?? region;
       }
-      const items = corpus
+      const items = json
         .categoryItems(region)
         .filter((c) => idList.length === 0 || idList.includes(c.id))
         .map((c) => c.json)
         .join(',');
       return {
         status: 200,
-        body: listBody('youtube#videoCategoryListResponse', corpus.etag('cats'), items, undefined),
+        body: listBody('youtube#videoCategoryListResponse', json.etag('cats'), items, undefined),
       };
     }),
   };
 }
 
-function channelsRoute(corpus: Corpus): Route {
+function channelsRoute(corpus: Corpus, json: CorpusJson): Route {
   return {
     method: 'channels.list',
     handle: guarded((q) => {
@@ -282,10 +293,10 @@ function channelsRoute(corpus: Corpus): Route {
       const list = ids(q);
       if (list.length === 0) throw new BadRequest(apiErrors.required('id'));
       const found = list.map((id) => corpus.channel(id)).filter((c) => c !== undefined);
-      const items = found.map((c) => corpus.channelJson(c, p)).join(',');
+      const items = found.map((c) => json.channelJson(c, p)).join(',');
       return {
         status: 200,
-        body: listBody('youtube#channelListResponse', corpus.etag('channels', items.length), items, {
+        body: listBody('youtube#channelListResponse', json.etag('channels', items.length), items, {
           total: found.length,
           perPage: found.length,
         }),
@@ -294,7 +305,7 @@ function channelsRoute(corpus: Corpus): Route {
   };
 }
 
-function searchRoute(corpus: Corpus): Route {
+function searchRoute(corpus: Corpus, json: CorpusJson): Route {
   return {
     method: 'search.list',
     handle: guarded((q, now) => {
@@ -308,22 +319,17 @@ function searchRoute(corpus: Corpus): Route {
           ? corpus.search(q.get('q') ?? '', region, start.epoch)
           : [];
       const page = paged(corpus, list, start, per);
-      const items = page.slice.map((v) => corpus.searchResultJson(v)).join(',');
+      const items = page.slice.map((v) => json.searchResultJson(v)).join(',');
       return {
         status: 200,
-        body: listBody(
-          'youtube#searchListResponse',
-          corpus.etag('search', start.epoch, start.offset),
-          items,
-          {
-            ...(page.next === undefined ? {} : { next: page.next }),
-            ...(page.prev === undefined ? {} : { prev: page.prev }),
-            ...(region === undefined ? {} : { regionCode: region }),
-            total: list.length,
-            // The real API reports resultsPerPage 0 when nothing matched.
-            perPage: list.length === 0 ? 0 : per,
-          },
-        ),
+        body: listBody('youtube#searchListResponse', json.etag('search', start.epoch, start.offset), items, {
+          ...(page.next === undefined ? {} : { next: page.next }),
+          ...(page.prev === undefined ? {} : { prev: page.prev }),
+          ...(region === undefined ? {} : { regionCode: region }),
+          total: list.length,
+          // The real API reports resultsPerPage 0 when nothing matched.
+          perPage: list.length === 0 ? 0 : per,
+        }),
       };
     }),
   };
