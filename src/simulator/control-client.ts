@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { QuotaGuardError } from '../errors.js';
 import type { FaultKind, FaultOptions, FaultState, RateLimitBurst } from './faults.js';
 import type { BucketUsage } from './quota.js';
-import type { RequestLogEntry, SimulatorStats } from './server.js';
+import type { RequestLogEntry, SimulatorStats } from './types.js';
 
 export interface SimulatorControl {
   stats(): Promise<SimulatorStats>;

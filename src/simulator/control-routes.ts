@@ -18,7 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as z from 'zod';
 import { InvalidArgumentError, isQuotaGuardError } from '../errors.js';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
-import type { Simulator } from './server.js';
+import type { Simulator } from './types.js';
 
 const MAX_BODY = 64 * 1024;
 
