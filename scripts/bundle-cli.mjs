@@ -16,6 +16,7 @@
  * `node scripts/bundle-cli.mjs [dir]` writes to `<dir>/dist` instead (a test bundles into a
  * temporary package directory).
  */
+import { deepStrictEqual } from 'node:assert';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,30 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const outdir = resolve(process.argv[2] ?? root, 'dist');
+
+/**
+ * What the config schema returns for an empty config: the built-in defaults, validated and filled
+ * in. The bundle embeds it (src/config/validated.ts), so a command run without a config file does
+ * not load zod to compute it again. Taken from the schema itself, bundled here in memory.
+ */
+async function validatedDefaults() {
+  const { outputFiles } = await build({
+    absWorkingDir: root,
+    stdin: { contents: "export { configSchema } from './src/config/schema.ts';", resolveDir: root },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    write: false,
+    logLevel: 'warning',
+  });
+  const code = Buffer.from(outputFiles[0].contents).toString('base64');
+  const { configSchema } = await import(`data:text/javascript;base64,${code}`);
+  const defaults = configSchema.parse({});
+  // Embedded as JSON: it must hold nothing JSON would lose (undefined, a Date, a Map).
+  deepStrictEqual(JSON.parse(JSON.stringify(defaults)), defaults);
+  return defaults;
+}
 
 rmSync(resolve(outdir, 'cli-chunks'), { recursive: true, force: true });
 await build({
@@ -45,5 +70,7 @@ await build({
   minifySyntax: true,
   minifyWhitespace: true,
   sourcemap: true,
+  // A string literal where the source names it (an object would become a module of its own).
+  define: { QUOTA_GUARD_VALIDATED_DEFAULTS: JSON.stringify(JSON.stringify(await validatedDefaults())) },
   logLevel: 'warning',
 });

@@ -5,8 +5,9 @@
  * loads it.
  */
 import { existsSync } from 'node:fs';
-import { type Env, loadConfig } from '../config/load.js';
-import type { Config } from '../config/types.js';
+import { CONFIG_ENV } from '../config/defaults.js';
+import type { Config, Env } from '../config/types.js';
+import { embeddedDefaults, resolveValidated } from '../config/validated.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../job-library/progress.js';
@@ -81,11 +82,22 @@ function sqliteFileMissing(url: string): string | undefined {
   return path !== ':memory:' && !existsSync(path) ? path : undefined;
 }
 
+/**
+ * The config from `--config`, else `QUOTA_GUARD_CONFIG`, else the built-in defaults. On the
+ * defaults, the bundled CLI starts from what the schema returned for them when it was built, so a
+ * command such as `spend` does not load zod and build the whole schema to validate nothing.
+ */
+async function loadCliConfig(file: string | undefined, env: Env): Promise<Config> {
+  const defaults = file || env[CONFIG_ENV] ? undefined : embeddedDefaults();
+  if (defaults !== undefined) return resolveValidated(defaults, { env });
+  const { loadConfig } = await import('../config/load.js');
+  return loadConfig({ ...(file !== undefined ? { file } : {}), env });
+}
+
 /** Load the config and open its ledger store. */
 export async function openContext(opts: ConfigOptions, options: OpenContextOptions = {}): Promise<Context> {
   const env = options.env ?? process.env;
-  const config =
-    options.config ?? loadConfig({ ...(opts.config !== undefined ? { file: opts.config } : {}), env });
+  const config = options.config ?? (await loadCliConfig(opts.config, env));
   // Everything that can fail on its own goes before the store opens: an open Redis connection
   // (and its reconnect timer) left behind by a failing command would keep the process alive.
   const logger = options.logger ?? cliLogger(env);

@@ -9,11 +9,10 @@ import { createRequire } from 'node:module';
 import type YAML from 'yaml';
 import { ConfigError } from '../errors.js';
 import { CONFIG_ENV, MAX_CONFIG_BYTES } from './defaults.js';
-import { withLookups } from './lookups.js';
-import { formatIssue, Problems } from './problems.js';
-import { resolve } from './resolve.js';
+import { formatIssue } from './problems.js';
 import { configSchema } from './schema.js';
 import type { Config, Env } from './types.js';
+import { type ParseConfigOptions, resolveValidated } from './validated.js';
 
 const require = createRequire(import.meta.url);
 
@@ -22,7 +21,7 @@ function yaml(): typeof YAML {
   return require('yaml') as typeof YAML;
 }
 
-export type { Env };
+export type { Env, ParseConfigOptions };
 
 export interface LoadConfigOptions {
   /** The config file (from `--config`). Falls back to `env.QUOTA_GUARD_CONFIG`, then the embedded defaults. */
@@ -85,12 +84,6 @@ function readConfigFile(file: string): string {
   }
 }
 
-export interface ParseConfigOptions {
-  env?: Env;
-  /** Shown before each problem (the file name). */
-  source?: string;
-}
-
 /** Validate and resolve an already-parsed config object (what a config file holds). */
 export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Config {
   const env = options.env ?? process.env;
@@ -102,13 +95,5 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Con
       'QG_CONFIG_INVALID',
     );
   }
-  const problems = new Problems();
-  const resolved = resolve(parsed.data, env, problems, options.source);
-  if (problems.list.length) {
-    throw new ConfigError(
-      problems.list.map((p) => prefix + p.text),
-      problems.code(),
-    );
-  }
-  return withLookups(resolved, env, options.source);
+  return resolveValidated(parsed.data, { ...options, env });
 }

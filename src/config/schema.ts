@@ -4,7 +4,7 @@
  * when the file is resolved (load.ts), so every problem comes back with its path.
  */
 import * as z from 'zod';
-import { profileSchema } from '../profiles/profiles.js';
+import { profileSchema } from '../profiles/schema.js';
 import {
   DEFAULT_API_KEY_ENV,
   DEFAULT_BACKFILL_MIN_AGE_MS,

@@ -4,7 +4,7 @@
  *
  * A profile is data: buckets with their daily quotas, each method's bucket and cost, the time zone
  * the upstream's day runs in, and the upstream's own names for its buckets. The built-in ones below
- * are written in the form a config's `profiles:` section takes and validated by the same schema, so
+ * are written in the form a config's `profiles:` section takes (schema.ts; a test validates them), so
  * the next change of the upstream's model is a config edit, not a release.
  *
  * youtube-2026 is the YouTube Data API v3 model in force since June 2026: quota belongs to the
@@ -19,9 +19,9 @@
  * test/profiles/profiles.test.ts lists every documented cost and bucket and checks these against it.
  */
 
-import * as z from 'zod';
-import { isValidTimeZone } from '../calendar-day.js';
+import type * as z from 'zod';
 import { BUILTIN_PROFILE_IDS } from './profile-ids.js';
+import type { profileSchema } from './schema.js';
 
 export { BUILTIN_PROFILE_IDS };
 
@@ -67,49 +67,6 @@ export interface UpstreamQuotaNames {
   /** Further spellings that name the same bucket. */
   aliases?: readonly string[];
 }
-
-const name = z.string().min(1).max(100);
-const units = z.number().int().positive();
-
-/**
- * A profile as data: a config's `profiles.<id>`, and the form the built-in profiles are written in
- * (`BUILTIN_DATA`). Every bucket a method, the default or an upstream name refers to must exist.
- */
-export const profileSchema = z
-  .strictObject({
-    description: z.string().max(500).default(''),
-    timeZone: z.string().refine(isValidTimeZone, 'must be a time zone such as America/Los_Angeles'),
-    defaultBucket: name,
-    buckets: z
-      .record(name, z.strictObject({ quota: units }))
-      .refine((b) => Object.keys(b).length > 0, 'must name at least one bucket'),
-    methods: z.record(name, z.strictObject({ bucket: name, cost: units })),
-    upstreamNames: z
-      .record(
-        name,
-        z.strictObject({
-          displayName: name,
-          metric: name.optional(),
-          limit: name.optional(),
-          aliases: z.array(name).optional(),
-        }),
-      )
-      .default({}),
-  })
-  .superRefine((p, ctx) => {
-    const known = Object.keys(p.buckets);
-    const check = (bucket: string, path: Array<string | number>) => {
-      if (!Object.hasOwn(p.buckets, bucket))
-        ctx.addIssue({
-          code: 'custom',
-          path,
-          message: `unknown bucket '${bucket}' (the profile's buckets: ${known.join(', ')})`,
-        });
-    };
-    check(p.defaultBucket, ['defaultBucket']);
-    for (const [m, spec] of Object.entries(p.methods)) check(spec.bucket, ['methods', m, 'bucket']);
-    for (const bucket of Object.keys(p.upstreamNames)) check(bucket, ['upstreamNames', bucket]);
-  });
 
 /** What `profiles.<id>` holds in a config file. */
 export type ProfileData = z.input<typeof profileSchema>;

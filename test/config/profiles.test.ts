@@ -11,9 +11,9 @@ import {
   builtinProfileData,
   PROFILES,
   profileData,
-  profileSchema,
   toProfile,
 } from '../../src/profiles/profiles.js';
+import { profileSchema } from '../../src/profiles/schema.js';
 
 const MINE = {
   description: 'a larger shared bucket and a priced search bucket',

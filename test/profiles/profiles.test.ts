@@ -10,9 +10,9 @@ import {
   builtinProfileData,
   methodSpec,
   PROFILES,
-  profileSchema,
   toProfile,
 } from '../../src/profiles/profiles.js';
+import { profileSchema } from '../../src/profiles/schema.js';
 
 /** resource → method → documented cost in the shared units. */
 const DOCUMENTED: Record<string, Record<string, number>> = {
