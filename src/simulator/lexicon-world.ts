@@ -5,7 +5,7 @@
  * Chinese and Thai titles run words together without spaces, Korean attaches particles to nouns.
  * All names are invented or generic.
  */
-import type { Lexicon } from './lexicon.js';
+import type { Lexicon } from './lexicon-types.js';
 
 export type WorldLang = 'ja' | 'ko' | 'zh' | 'th' | 'ru' | 'ar' | 'he' | 'ta' | 'bn';
 

@@ -6,13 +6,13 @@
  * invented or generic.
  */
 
+import type { Kind, Lexicon } from './lexicon-types.js';
 import { WORLD_LEXICON, WORLD_REGION_LANGS, type WorldLang } from './lexicon-world.js';
+
+export type { Kind, Lexicon };
 
 /** Languages with word lists here; the other scripts' lists are in lexicon-world.ts. */
 export type Lang = 'en' | 'de' | 'fr' | 'pt' | 'hi' | WorldLang;
-
-/** The kinds of video the corpus has, each tied to a YouTube category id. */
-export type Kind = 'music' | 'gaming' | 'movies' | 'sports' | 'vlog' | 'howto' | 'news' | 'tech';
 
 export const KIND_CATEGORY: Record<Kind, readonly string[]> = {
   music: ['10'],
@@ -107,23 +107,6 @@ export const GAMES: readonly string[] = [
   'Kart Rivals',
   'Château Siege',
 ];
-
-export interface Lexicon {
-  artists: readonly string[];
-  songs: readonly string[];
-  movies: readonly string[];
-  foods: readonly string[];
-  cities: readonly string[];
-  teams: readonly string[];
-  skills: readonly string[];
-  topics: readonly string[];
-  gadgets: readonly string[];
-  titles: Record<Kind, readonly string[]>;
-  descriptions: readonly string[];
-  tags: Record<Kind, readonly string[]>;
-  /** Channel names for the non-music kinds (music channels are the artists). */
-  channels: Record<Exclude<Kind, 'music'>, readonly string[]>;
-}
 
 export const LEXICON: Record<Lang, Lexicon> = {
   ...WORLD_LEXICON,
