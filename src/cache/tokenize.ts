@@ -80,6 +80,31 @@ function isAscii(s: string): boolean {
   return true;
 }
 
+/**
+ * Whether every character of `s` is one that folding leaves as it is, alone and next to any other
+ * such character: CJK ideographs, hiragana, katakana letters and `ー`, Hangul syllables (no case,
+ * no marks; NFKC and NFD + NFC give them back unchanged; checked character by character in the
+ * tests). Their words skip the normalizations of `foldWord`.
+ */
+export function foldsToItself(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (
+      !(
+        (c >= 0x4e00 && c <= 0x9fff) ||
+        (c >= 0x3400 && c <= 0x4dbf) ||
+        (c >= 0x3041 && c <= 0x3096) ||
+        (c >= 0x30a1 && c <= 0x30fa) ||
+        c === 0x30fc ||
+        (c >= 0xac00 && c <= 0xd7a3)
+      )
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** Fold one word (steps 1–3). May return several words when NFKC introduces a separator (`⑴`). */
 function foldWord(raw: string): string[] {
   let s = raw.normalize('NFKC').toLowerCase().replace(INVISIBLE, '');
@@ -96,6 +121,34 @@ function foldWord(raw: string): string[] {
   return s.match(WORD) ?? [];
 }
 
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/**
+ * Thai grapheme clusters without ICU: a cluster is a letter with the marks that follow it (U+0E31,
+ * U+0E33, U+0E34–U+0E3A, U+0E47–U+0E4E join the cluster before them; every other Thai character
+ * starts one). The same clusters as `Intl.Segmenter`'s (checked for every Thai character, alone
+ * and in pairs and triples, in the tests), at a tenth of the cost. `undefined` when `run` holds a
+ * character that is not Thai (Lao, Khmer, Myanmar go through ICU).
+ */
+export function thaiClusters(run: string): string[] | undefined {
+  const out: string[] = [];
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c < 0x0e01 || c > 0x0e5b) return undefined;
+    const ch = String.fromCharCode(c);
+    const last = out.length - 1;
+    if (
+      last >= 0 &&
+      (c === 0x0e31 || c === 0x0e33 || (c >= 0x0e34 && c <= 0x0e3a) || (c >= 0x0e47 && c <= 0x0e4e))
+    ) {
+      out[last] = out[last] + ch;
+    } else {
+      out.push(ch);
+    }
+  }
+  return out;
+}
+
 /** Split a folded word at script changes; segment the scripts written without spaces (step 4). */
 function splitWord(word: string, push: (token: string, from: number, to: number) => void): void {
   if (!NEEDS_CLASSES.test(word)) {
@@ -110,7 +163,9 @@ function splitWord(word: string, push: (token: string, from: number, to: number)
       // Letters: code points for katakana, grapheme clusters (a consonant with its vowel and tone
       // marks) for the scripts of South-East Asia.
       const letters =
-        g.kana !== undefined ? Array.from(run) : Array.from(graphemes.segment(run), (x) => x.segment);
+        g.kana !== undefined
+          ? Array.from(run)
+          : (thaiClusters(run) ?? Array.from(graphemes.segment(run), (x) => x.segment));
       if (letters.length === 1) push(run, at, at + run.length);
       let offset = at;
       for (let i = 0; i + 1 < letters.length; i++) {
@@ -119,7 +174,7 @@ function splitWord(word: string, push: (token: string, from: number, to: number)
       }
     } else if (g.dict !== undefined) {
       for (const s of words.segment(run)) {
-        if (/[\p{L}\p{N}]/u.test(s.segment)) push(s.segment, at + s.index, at + s.index + s.segment.length);
+        if (LETTER_OR_DIGIT.test(s.segment)) push(s.segment, at + s.index, at + s.index + s.segment.length);
       }
     } else {
       push(run, at, at + run.length);
@@ -131,8 +186,35 @@ function splitWord(word: string, push: (token: string, from: number, to: number)
 type WordSpans = ReadonlyArray<{ token: string; from: number; to: number }>;
 
 /** Words repeat (Zipf): the tokens of recently seen words are kept. */
-const memo = new Map<string, WordSpans>();
 const MEMO_MAX = 100_000;
+
+/**
+ * A map of recent keys in two generations: when the young one is full it becomes the old one (the
+ * older is dropped), and a key found in the old one moves back to the young one, so the words a
+ * corpus keeps using stay while one-off ones go.
+ */
+class Memo<V> {
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
+
+  get(key: string): V | undefined {
+    const v = this.young.get(key);
+    if (v !== undefined) return v;
+    const o = this.old.get(key);
+    if (o !== undefined) this.set(key, o);
+    return o;
+  }
+
+  set(key: string, value: V): void {
+    if (this.young.size >= MEMO_MAX) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, value);
+  }
+}
+
+const memo = new Memo<WordSpans>();
 
 /** The tokens of one raw word (a match of RAW), with their place in it. */
 function wordSpans(raw: string): WordSpans {
@@ -143,7 +225,7 @@ function wordSpans(raw: string): WordSpans {
     spans = [{ token: raw.toLowerCase(), from: 0, to: raw.length }];
   } else {
     const out: Array<{ token: string; from: number; to: number }> = [];
-    const words = foldWord(raw);
+    const words = foldsToItself(raw) ? [raw] : foldWord(raw);
     // Places inside the word are exact when folding kept its length (almost always); otherwise
     // every token of the word points at the whole word.
     const exact = words.length === 1 && words[0]!.length === raw.length;
@@ -154,7 +236,6 @@ function wordSpans(raw: string): WordSpans {
     }
     spans = out;
   }
-  if (memo.size >= MEMO_MAX) memo.clear();
   memo.set(raw, spans);
   return spans;
 }
@@ -209,7 +290,7 @@ export function tokens(text: string): string[] {
 }
 
 /** Index text of recently seen non-ASCII runs (mostly single words). */
-const runMemo = new Map<string, string>();
+const runMemo = new Memo<string>();
 
 /**
  * The text written to an FTS5 column: `text`'s tokens separated by spaces, for FTS5's `ascii`
@@ -240,7 +321,6 @@ export function indexText(text: string | null): string | null {
     let words = runMemo.get(run);
     if (words === undefined) {
       words = tokens(run).join(' ');
-      if (runMemo.size >= MEMO_MAX) runMemo.clear();
       runMemo.set(run, words);
     }
     out += `${text.slice(done, start)} ${words} `;

@@ -2,7 +2,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
-import { indexText, TOKENIZER_VERSION, tokenSpans, tokens } from '../../src/cache/tokenize.js';
+import {
+  foldsToItself,
+  indexText,
+  TOKENIZER_VERSION,
+  thaiClusters,
+  tokenSpans,
+  tokens,
+} from '../../src/cache/tokenize.js';
 import { ftsContentCheck, tempDir, video } from './helpers.js';
 
 describe('tokens', () => {
@@ -94,6 +101,65 @@ describe('tokens', () => {
       expect(tokens(text.slice(s.start, s.end)).join('')).toContain(s.token.slice(0, 1));
     }
     expect(tokenSpans(text).map((s) => s.token)).toEqual(tokens(text));
+  });
+});
+
+describe('fast paths give what the general rules give', () => {
+  it("Thai clusters are ICU's grapheme clusters: every Thai character alone, in pairs, and in random runs", () => {
+    const icu = new Intl.Segmenter('und', { granularity: 'grapheme' });
+    const clusters = (s: string) => Array.from(icu.segment(s), (x) => x.segment);
+    const thai: string[] = [];
+    for (let c = 0x0e00; c <= 0x0e7f; c++) {
+      const ch = String.fromCharCode(c);
+      if (/\p{Script=Thai}/u.test(ch)) thai.push(ch);
+    }
+    expect(thai.length).toBeGreaterThan(80);
+    for (const a of thai) {
+      expect(thaiClusters(a)).toEqual(clusters(a));
+      for (const b of thai) expect(thaiClusters(a + b)).toEqual(clusters(a + b));
+    }
+    let seed = 7;
+    const next = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    for (let k = 0; k < 20_000; k++) {
+      let s = '';
+      for (let n = 3 + Math.floor(next() * 8); n > 0; n--) s += thai[Math.floor(next() * thai.length)];
+      expect(thaiClusters(s)).toEqual(clusters(s));
+    }
+    // Lao, Khmer, Myanmar are left to ICU.
+    expect(thaiClusters('ສະບາຍ')).toBeUndefined();
+  });
+
+  it('ideographs, kana and Hangul syllables taken as they are need no folding', () => {
+    const ranges = [
+      [0x4e00, 0x9fff],
+      [0x3400, 0x4dbf],
+      [0x3041, 0x3096],
+      [0x30a1, 0x30fa],
+      [0x30fc, 0x30fc],
+      [0xac00, 0xd7a3],
+    ];
+    for (const [from, to] of ranges) {
+      for (let c = from!; c <= to!; c++) {
+        const ch = String.fromCharCode(c);
+        expect(foldsToItself(ch)).toBe(true);
+        // Every step of the fold gives the character back, and it is a letter, not a mark.
+        const same =
+          ch.normalize('NFKC') === ch &&
+          ch.toLowerCase() === ch &&
+          ch.normalize('NFD').normalize('NFC') === ch &&
+          /^\p{L}$/u.test(ch) &&
+          !/\p{M}/u.test(ch);
+        if (!same) expect(`U+${c.toString(16)}`).toBe('a character folding leaves as it is');
+      }
+    }
+    for (const s of ['ｶ', 'ゟ', 'ヿ', '・', '\u3099', '\u1100', '㈀', '\uF900', 'a', 'é'])
+      expect(foldsToItself(s)).toBe(false);
+    expect(tokens('がガ가')).toEqual(
+      tokens('が'.normalize('NFD') + 'ガ'.normalize('NFD') + '가'.normalize('NFD')),
+    );
   });
 });
 
