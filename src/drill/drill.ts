@@ -648,7 +648,9 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     keys: [`${key}@${PROJECT}`],
   });
   open.sim = sim;
-  const t0 = sim.clock.now();
+  // The day's start as the simulator counts it (it starts counting before it listens): every
+  // fraction of the day, and the end of the spend curve, is measured from there.
+  const t0 = sim.nextResetAt() - Math.round(daySeconds * 1000);
   const setup = drillConfig({
     daySeconds,
     profile,
@@ -755,9 +757,11 @@ function startCurve(
     try {
       const at = Date.now();
       // A sample taken once the day has ended reads the next day's count: the curve ends with the day.
+      // The upstream's count is read at once, before awaiting the ledger: on a busy machine the await
+      // can outlast the day's end, and a count read after it would be the next day's.
       if (at - t0 >= dayMs) return;
-      const line = await svc.guard.pacingLine(CREDENTIAL, backfillBucket, at).catch(() => undefined);
       const u = simulator.usage(PROJECT, backfillBucket);
+      const line = await svc.guard.pacingLine(CREDENTIAL, backfillBucket, at).catch(() => undefined);
       curve.push({
         f: Math.round(((at - t0) / dayMs) * 1000) / 1000,
         used: u.used,
