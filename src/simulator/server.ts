@@ -17,12 +17,13 @@ import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
 import { closeServer, listen } from '../http-server.js';
 import {
   getProfile,
+  type MethodSpec,
   methodSpec,
   PROFILE_IDS,
   type ProfileId,
   type QuotaProfile,
 } from '../profiles/profiles.js';
-import { buildRoutes } from './api.js';
+import { buildRoutes, type Route } from './api.js';
 import { handleControl } from './control-routes.js';
 import { Corpus } from './corpus.js';
 import { type ApiError, apiErrors } from './envelope.js';
@@ -164,132 +165,251 @@ class RequestLog {
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const w = buildWorld(options);
+  const sim = simulatorHandle(w, () => closeServer(server));
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const path = qi < 0 ? url : url.slice(0, qi);
+    const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
+    try {
+      if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) {
+        handleControl(sim, req, res, path.slice(CONTROL_PREFIX.length), query);
+      } else {
+        handleApi(w, req, res, path, query);
+      }
+    } catch (e) {
+      // A bug in the simulator: answer 500 rather than drop the connection, and say so on stderr.
+      process.stderr.write(
+        `quota-guard simulator: internal error: ${e instanceof Error ? e.stack : String(e)}\n`,
+      );
+      if (!res.headersSent) w.replies.sendError(res, apiErrors.backendError());
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.on('connection', (socket: Socket) => {
+    w.sockets.accepted++;
+    w.sockets.open.add(socket);
+    socket.once('close', () => w.sockets.open.delete(socket));
+  });
+
+  const { origin, port } = await listen(server, w.host, w.port, 'port');
+  Object.assign(sim, {
+    url: `${origin}${API_PREFIX}`,
+    origin,
+    controlUrl: `${origin}${CONTROL_PREFIX}`,
+    port,
+  });
+  return sim;
+}
+
+/** What the simulator answers from, built once from its options; the request handlers share it. */
+interface World {
+  host: string;
+  port: number;
+  seed: string;
+  profile: QuotaProfile;
+  legacyErrors: boolean;
+  /** Key → project, or undefined when any key is accepted (all on ANY_KEY_PROJECT). */
+  keyMap: Map<string, string> | undefined;
+  quotas: Record<string, number>;
+  regions: string[];
+  clock: SimClock;
+  day: DayClock;
+  book: QuotaBook;
+  corpus: Corpus;
+  routes: Map<string, Route>;
+  faults: Faults;
+  requestLog: RequestLog;
+  replies: Replies;
+  /** Answers held open by a `hang` fault, destroyed on close. */
+  hanging: Set<ServerResponse>;
+  sockets: { accepted: number; open: Set<Socket> };
+}
+
+function buildWorld(options: SimulatorOptions): World {
   const o = validated(options);
   const seed = String(o.seed ?? 'quota-guard');
   // Validates the fault options (as `faults.<field>`) before anything costly is built.
   const faults = new Faults(hash32(seed, 'faults'), options.faults ?? {});
   const profile =
     typeof o.profile === 'object' ? o.profile : (getProfile(o.profile ?? 'youtube-2026') as QuotaProfile);
-  const legacyErrors = o.legacyErrors ?? profile.id === 'youtube-classic';
-  /** A project's number, as the API names the consumer in its quota answers (stable per name). */
-  const projectNumber = (project: string) => String(100_000_000_000 + hash32(seed, 'project', project));
   const keyMap = o.keys === undefined ? undefined : parseKeys(o.keys);
   const quotas = bucketQuotas(profile, o.quota, o.buckets ?? {});
   const regions = [...new Set((o.regions ?? DEFAULT_REGIONS).map((r) => r.toUpperCase()))];
-  const maxLog = o.maxLog ?? 200_000;
-
   const clock = offsetClock(options.now ?? Date.now);
-
   const startedAt = clock.now();
   const day = new DayClock(
     o.dayLengthSec === undefined
       ? { kind: 'zone', timeZone: profile.timeZone }
       : { kind: 'fixed', lengthMs: Math.round(o.dayLengthSec * 1000), originMs: startedAt },
   );
-  const book = new QuotaBook(quotas, day);
   const chartPeriodSec =
     o.chartPeriodSec ?? (o.dayLengthSec === undefined ? 3_600 : Math.max(1, o.dayLengthSec / 24));
   const corpus = new Corpus({ seed, regions, periodMs: Math.round(chartPeriodSec * 1000) });
-  const routes = buildRoutes(corpus);
-
-  const requestLog = new RequestLog(maxLog, options.onRequest);
-  const record = (entry: Omit<RequestLogEntry, 'seq'>) => requestLog.record(entry);
-  let accepted = 0;
-  const openSockets = new Set<Socket>();
-  const hanging = new Set<ServerResponse>();
-
-  const knownProjects = (): string[] => {
-    const set = new Set<string>(keyMap ? keyMap.values() : [ANY_KEY_PROJECT]);
-    for (const p of book.projects()) set.add(p);
-    return [...set];
+  return {
+    host: o.host ?? '127.0.0.1',
+    port: o.port ?? 0,
+    seed,
+    profile,
+    legacyErrors: o.legacyErrors ?? profile.id === 'youtube-classic',
+    keyMap,
+    quotas,
+    regions,
+    clock,
+    day,
+    book: new QuotaBook(quotas, day),
+    corpus,
+    routes: buildRoutes(corpus),
+    faults,
+    requestLog: new RequestLog(o.maxLog ?? 200_000, options.onRequest),
+    replies: new Replies(() => faults.latency()),
+    hanging: new Set(),
+    sockets: { accepted: 0, open: new Set() },
   };
+}
 
-  const replies = new Replies(() => faults.latency());
-  const sendError = (res: ServerResponse, e: ApiError, headers?: Record<string, string>) =>
-    replies.sendError(res, e, headers);
+/** A project's number, as the API names the consumer in its quota answers (stable per name). */
+function projectNumber(w: World, project: string): string {
+  return String(100_000_000_000 + hash32(w.seed, 'project', project));
+}
 
-  function handleApi(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): void {
-    const now = clock.now();
-    const route = path.startsWith(`${API_PREFIX}/`)
-      ? routes.get(path.slice(API_PREFIX.length + 1))
-      : undefined;
-    const spec = route ? methodSpec(profile, route.method) : undefined;
-    const base = { at: now, method: null, project: null, bucket: null, cost: 0 };
-    if (!route || !spec) {
-      record({ ...base, method: route && !spec ? route.method : null, status: 404, reason: 'notFound' });
-      sendError(res, apiErrors.notFound());
-      return;
-    }
-    if (req.method !== 'GET') {
-      record({ ...base, method: route.method, status: 405, reason: 'httpMethodNotAllowed' });
-      sendError(res, apiErrors.methodNotAllowed());
-      return;
-    }
-    const key = query.get('key');
-    if (!key) {
-      record({ ...base, method: route.method, status: 403, reason: 'forbidden' });
-      sendError(res, apiErrors.missingKey());
-      return;
-    }
-    const project = keyMap ? keyMap.get(key) : ANY_KEY_PROJECT;
-    if (project === undefined) {
-      record({ ...base, method: route.method, status: 400, reason: 'keyInvalid' });
-      sendError(res, apiErrors.keyInvalid(legacyErrors));
-      return;
-    }
-    const charged = { at: now, method: route.method, project, bucket: spec.bucket, cost: spec.cost };
-    const fits = book.fits(project, spec.bucket, spec.cost, now);
-    book.charge(project, spec.bucket, spec.cost, now);
-    if (!fits) {
-      const names = profile.upstreamNames[spec.bucket];
-      const e =
-        legacyErrors || spec.bucket === profile.defaultBucket
-          ? apiErrors.quotaExceeded()
-          : apiErrors.bucketExhausted(
-              projectNumber(project),
-              names ?? { displayName: spec.bucket },
-              book.quotaOf(spec.bucket),
-            );
-      record({ ...charged, status: e.status, reason: e.reason });
-      sendError(res, e);
-      return;
-    }
-    const fault = faults.decide();
-    switch (fault.kind) {
-      case 'hang':
-        record({ ...charged, status: 0, fault: 'hang' });
-        hanging.add(res);
-        res.once('close', () => hanging.delete(res));
-        return;
-      case 'reset':
-        record({ ...charged, status: 0, fault: 'reset' });
-        replies.reset(res);
-        return;
-      case 'rateLimit': {
-        const e = apiErrors.rateLimited(fault.status, fault.reason, projectNumber(project));
-        record({ ...charged, status: e.status, reason: e.reason, fault: 'rateLimit' });
-        sendError(res, e, { 'retry-after': String(fault.retryAfterSec) });
-        return;
-      }
-      case 'error': {
-        const e = apiErrors.backendError();
-        record({ ...charged, status: e.status, reason: e.reason, fault: 'error' });
-        sendError(res, e);
-        return;
-      }
-      default:
-        break;
-    }
-    const answer = route.handle(query, corpus.epochAt(now));
-    if ('error' in answer) {
-      record({ ...charged, status: answer.status, reason: answer.error.reason });
-      sendError(res, answer.error);
-      return;
-    }
-    record({ ...charged, status: 200 });
-    replies.send(res, 200, answer.body);
+function knownProjects(w: World): string[] {
+  const set = new Set<string>(w.keyMap ? w.keyMap.values() : [ANY_KEY_PROJECT]);
+  for (const p of w.book.projects()) set.add(p);
+  return [...set];
+}
+
+/** One request under /youtube/v3/: admitted, charged, then a fault or the route's answer. */
+function handleApi(
+  w: World,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+): void {
+  const now = w.clock.now();
+  const admitted = admit(w, req, res, path, query, now);
+  if (!admitted) return;
+  const { route, spec, project } = admitted;
+  const charged = { at: now, method: route.method, project, bucket: spec.bucket, cost: spec.cost };
+  const fits = w.book.fits(project, spec.bucket, spec.cost, now);
+  w.book.charge(project, spec.bucket, spec.cost, now);
+  if (!fits) {
+    const names = w.profile.upstreamNames[spec.bucket];
+    const e =
+      w.legacyErrors || spec.bucket === w.profile.defaultBucket
+        ? apiErrors.quotaExceeded()
+        : apiErrors.bucketExhausted(
+            projectNumber(w, project),
+            names ?? { displayName: spec.bucket },
+            w.book.quotaOf(spec.bucket),
+          );
+    w.requestLog.record({ ...charged, status: e.status, reason: e.reason });
+    w.replies.sendError(res, e);
+    return;
   }
+  if (answerFault(w, res, charged)) return;
+  const answer = route.handle(query, w.corpus.epochAt(now));
+  if ('error' in answer) {
+    w.requestLog.record({ ...charged, status: answer.status, reason: answer.error.reason });
+    w.replies.sendError(res, answer.error);
+    return;
+  }
+  w.requestLog.record({ ...charged, status: 200 });
+  w.replies.send(res, 200, answer.body);
+}
 
+/**
+ * The route, its method's cost and the key's project; or undefined once an unknown path, a method
+ * other than GET, or a missing or unknown key has been answered (none of them charged).
+ */
+function admit(
+  w: World,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+  now: number,
+): { route: Route; spec: MethodSpec; project: string } | undefined {
+  const route = path.startsWith(`${API_PREFIX}/`)
+    ? w.routes.get(path.slice(API_PREFIX.length + 1))
+    : undefined;
+  const spec = route ? methodSpec(w.profile, route.method) : undefined;
+  const base = { at: now, method: null, project: null, bucket: null, cost: 0 };
+  const refuse = (entry: Omit<RequestLogEntry, 'seq'>, e: ApiError) => {
+    w.requestLog.record(entry);
+    w.replies.sendError(res, e);
+    return undefined;
+  };
+  if (!route || !spec) {
+    return refuse(
+      { ...base, method: route && !spec ? route.method : null, status: 404, reason: 'notFound' },
+      apiErrors.notFound(),
+    );
+  }
+  if (req.method !== 'GET') {
+    return refuse(
+      { ...base, method: route.method, status: 405, reason: 'httpMethodNotAllowed' },
+      apiErrors.methodNotAllowed(),
+    );
+  }
+  const key = query.get('key');
+  if (!key) {
+    return refuse(
+      { ...base, method: route.method, status: 403, reason: 'forbidden' },
+      apiErrors.missingKey(),
+    );
+  }
+  const project = w.keyMap ? w.keyMap.get(key) : ANY_KEY_PROJECT;
+  if (project === undefined) {
+    return refuse(
+      { ...base, method: route.method, status: 400, reason: 'keyInvalid' },
+      apiErrors.keyInvalid(w.legacyErrors),
+    );
+  }
+  return { route, spec, project };
+}
+
+/** The fault plan's next fault for a charged request, answered; false when there is none. */
+function answerFault(
+  w: World,
+  res: ServerResponse,
+  charged: Omit<RequestLogEntry, 'seq' | 'status'> & { project: string },
+): boolean {
+  const fault = w.faults.decide();
+  switch (fault.kind) {
+    case 'hang':
+      w.requestLog.record({ ...charged, status: 0, fault: 'hang' });
+      w.hanging.add(res);
+      res.once('close', () => w.hanging.delete(res));
+      return true;
+    case 'reset':
+      w.requestLog.record({ ...charged, status: 0, fault: 'reset' });
+      w.replies.reset(res);
+      return true;
+    case 'rateLimit': {
+      const e = apiErrors.rateLimited(fault.status, fault.reason, projectNumber(w, charged.project));
+      w.requestLog.record({ ...charged, status: e.status, reason: e.reason, fault: 'rateLimit' });
+      w.replies.sendError(res, e, { 'retry-after': String(fault.retryAfterSec) });
+      return true;
+    }
+    case 'error': {
+      const e = apiErrors.backendError();
+      w.requestLog.record({ ...charged, status: e.status, reason: e.reason, fault: 'error' });
+      w.replies.sendError(res, e);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** The handle startSimulator returns; its addresses are filled in once the server listens. */
+function simulatorHandle(w: World, stopListening: () => Promise<void>): Simulator {
+  const { profile, clock, book, quotas, day, faults, requestLog, sockets } = w;
   const sim: Simulator = {
     url: '',
     origin: '',
@@ -315,10 +435,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           },
         );
       }
-      if (!knownProjects().includes(project)) {
+      if (!knownProjects(w).includes(project)) {
         throw new InvalidArgumentError(
           'project',
-          `unknown project '${project}' (known: ${knownProjects().join(', ')})`,
+          `unknown project '${project}' (known: ${knownProjects(w).join(', ')})`,
         );
       }
       if (!Number.isInteger(units) || units < 1)
@@ -329,78 +449,44 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults,
     sockets: {
       get accepted() {
-        return accepted;
+        return sockets.accepted;
       },
       get open() {
-        return openSockets.size;
+        return sockets.open.size;
       },
     },
-    stats: () => {
-      const now = clock.now();
-      const span = day.at(now);
-      const projects: SimulatorStats['projects'] = {};
-      for (const p of knownProjects()) {
-        projects[p] = {};
-        for (const b of book.buckets())
-          (projects[p] as Record<string, BucketUsage>)[b] = book.usage(p, b, now);
-      }
-      return {
-        url: sim.url,
-        profile: profile.id,
-        seed,
-        now,
-        day: { start: span.start, nextResetAt: span.end },
-        chartPeriodMs: corpus.periodMs,
-        regions,
-        projects,
-        charged: book.charged(),
-        requests: requestLog.counts(),
-        sockets: { accepted, open: openSockets.size },
-        faults: faults.state(),
-      };
-    },
+    stats: () => simulatorStats(w, sim.url),
     close: async () => {
-      replies.cancel();
-      for (const res of hanging) res.destroy();
-      hanging.clear();
-      await closeServer(server);
+      w.replies.cancel();
+      for (const res of w.hanging) res.destroy();
+      w.hanging.clear();
+      await stopListening();
     },
   };
-
-  const server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    const qi = url.indexOf('?');
-    const path = qi < 0 ? url : url.slice(0, qi);
-    const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
-    try {
-      if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) {
-        handleControl(sim, req, res, path.slice(CONTROL_PREFIX.length), query);
-      } else {
-        handleApi(req, res, path, query);
-      }
-    } catch (e) {
-      // A bug in the simulator: answer 500 rather than drop the connection, and say so on stderr.
-      process.stderr.write(
-        `quota-guard simulator: internal error: ${e instanceof Error ? e.stack : String(e)}\n`,
-      );
-      if (!res.headersSent) sendError(res, apiErrors.backendError());
-    }
-  });
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.on('connection', (socket: Socket) => {
-    accepted++;
-    openSockets.add(socket);
-    socket.once('close', () => openSockets.delete(socket));
-  });
-
-  const host = o.host ?? '127.0.0.1';
-  const { origin, port } = await listen(server, host, o.port ?? 0, 'port');
-  Object.assign(sim, {
-    url: `${origin}${API_PREFIX}`,
-    origin,
-    controlUrl: `${origin}${CONTROL_PREFIX}`,
-    port,
-  });
   return sim;
+}
+
+function simulatorStats(w: World, url: string): SimulatorStats {
+  const now = w.clock.now();
+  const span = w.day.at(now);
+  const projects: SimulatorStats['projects'] = {};
+  for (const p of knownProjects(w)) {
+    projects[p] = {};
+    for (const b of w.book.buckets())
+      (projects[p] as Record<string, BucketUsage>)[b] = w.book.usage(p, b, now);
+  }
+  return {
+    url,
+    profile: w.profile.id,
+    seed: w.seed,
+    now,
+    day: { start: span.start, nextResetAt: span.end },
+    chartPeriodMs: w.corpus.periodMs,
+    regions: w.regions,
+    projects,
+    charged: w.book.charged(),
+    requests: w.requestLog.counts(),
+    sockets: { accepted: w.sockets.accepted, open: w.sockets.open.size },
+    faults: w.faults.state(),
+  };
 }
