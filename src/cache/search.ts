@@ -92,6 +92,10 @@ export class Searcher {
   #countsKey = '';
   /** Videos in the hot index (read once per index generation). */
   #hotVideos: number | undefined;
+  /** The hot index was seen built (checked once per index generation). */
+  #hotBuilt = false;
+  /** `indexed_upto`, read once per search (`#refresh`). */
+  #mark = 0;
 
   readonly #db: Database;
   readonly #writer: Writer;
@@ -112,6 +116,7 @@ export class Searcher {
     const parsed = parseQuery(query);
     // Pages written since the last batch become searchable now.
     this.#writer.catchUp();
+    this.#refresh();
     const n = limit + 1;
     const { rows, ranking } = this.#rank(parsed, filters, n, offset);
     const hits = this.#decorate(rows.slice(0, limit), parsed.include, highlight);
@@ -125,12 +130,21 @@ export class Searcher {
    * (`"of the rarest"`; a Thai or katakana word is a phrase of common letter pairs).
    */
   termDocs(term: QueryTerm): number {
+    this.#refresh();
+    return this.#termDocs(term);
+  }
+
+  #termDocs(term: QueryTerm): number {
     return Math.max(...this.#tokenDocs(term));
   }
 
-  /** Per token of a term: its documents (a word's counted or estimated, a prefix's; see `termDocs`). */
-  #tokenDocs(term: QueryTerm): number[] {
-    const key = `${this.#writer.indexedUpTo()}:${this.#writer.generation}`;
+  /**
+   * Reads the index mark once for the search; when the index changed since the last one, drops
+   * what was learnt about it (counts, prefixes, the hot index's size).
+   */
+  #refresh(): void {
+    this.#mark = this.#writer.indexedUpTo();
+    const key = `${this.#mark}:${this.#writer.generation}`;
     if (key !== this.#countsKey) {
       // Counts over the cap stay valid (videos are never removed); the others may have grown.
       for (const [k, v] of this.#counts) if (v <= this.#opts.commonTermDocs) this.#counts.delete(k);
@@ -140,8 +154,13 @@ export class Searcher {
       this.#estimated.clear();
       this.#prefixes.clear();
       this.#hotVideos = undefined;
+      this.#hotBuilt = false;
       this.#countsKey = key;
     }
+  }
+
+  /** Per token of a term: its documents (a word's counted or estimated, a prefix's; see `termDocs`). */
+  #tokenDocs(term: QueryTerm): number[] {
     return term.tokens.map((tok, i) => {
       if (term.prefix && i === term.tokens.length - 1) return this.#prefix(tok).docs;
       const fts = `"${tok}"`;
@@ -177,12 +196,34 @@ export class Searcher {
     }
     let c = this.#matchCounts.get(full);
     if (c === undefined) {
-      c = this.#stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
-        .pluck()
-        .get(full, cap + 1) as number;
+      c =
+        this.#estimateMatchesFromHot(matchExpression(q.include, q.exclude)) ??
+        (this.#stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
+          .pluck()
+          .get(full, cap + 1) as number);
       this.#matchCounts.set(full, c);
     }
     return c;
+  }
+
+  /**
+   * A query's matches estimated from its matches in the hot index (`hotFull`: a sample; counting
+   * there reads lists a hundredth as long), when that estimate is below a quarter of
+   * `rankedMatches`, as for a word (`estimateFromHot`): two words that are each in thousands of
+   * videos are seldom in many together, and this spares reading both lists to find out.
+   */
+  #estimateMatchesFromHot(hotFull: string): number | undefined {
+    const total = this.#mark;
+    if (total <= this.#opts.commonTermDocs) return undefined;
+    this.#ensureHot();
+    if (this.#hotVideos === undefined)
+      this.#hotVideos = this.#stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
+    if (this.#hotVideos < 1000) return undefined;
+    const inHot = this.#stmt('SELECT count(*) FROM hot_fts WHERE hot_fts MATCH ?')
+      .pluck()
+      .get(hotFull) as number;
+    const estimate = Math.ceil(((inHot + 1) * total) / this.#hotVideos);
+    return estimate <= this.#opts.rankedMatches / 4 ? estimate : undefined;
   }
 
   /**
@@ -194,7 +235,7 @@ export class Searcher {
    * and popular videos, so only a clear margin skips the count.
    */
   #estimateFromHot(token: string): number | undefined {
-    const total = this.#writer.indexedUpTo();
+    const total = this.#mark;
     const cap = this.#opts.commonTermDocs;
     if (total <= cap) return undefined;
     this.#ensureHot();
@@ -224,7 +265,7 @@ export class Searcher {
   #prefix(token: string): PrefixInfo {
     const known = this.#prefixes.get(token);
     if (known) return known;
-    const total = this.#writer.indexedUpTo();
+    const total = this.#mark;
     const cap = this.#opts.commonTermDocs;
     let info: PrefixInfo = { docs: 0, completions: null };
     if (total > cap) {
@@ -262,7 +303,7 @@ export class Searcher {
   }
 
   #isCommon(term: QueryTerm): boolean {
-    return this.termDocs(term) > this.#opts.commonTermDocs;
+    return this.#termDocs(term) > this.#opts.commonTermDocs;
   }
 
   #rank(q: ParsedQuery, f: Filters, n: number, offset: number): { rows: Scored[]; ranking: SearchRanking } {
@@ -374,13 +415,15 @@ export class Searcher {
     return vids.filter((vid) => (ok.get(vid, f.channel) as number) > 0);
   }
 
-  /** Builds the hot index when it was never built (one cached lookup per call, not a count). */
+  /** Builds the hot index when it was never built (one cached lookup per index generation). */
   #ensureHot(): void {
+    if (this.#hotBuilt) return;
     const builtAt = this.#stmt("SELECT value FROM meta WHERE key = 'hot_built_at'").pluck().get();
     if (builtAt === undefined || builtAt === null) {
       rebuildHot(this.#db, this.#opts.hotSize, this.#opts.now());
       this.#hotVideos = undefined;
     }
+    this.#hotBuilt = true;
   }
 
   /** The hits' rows (with their regions) in one statement for the whole page. */
