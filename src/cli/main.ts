@@ -31,7 +31,13 @@ export function packageVersion(): string {
   return pkg.version;
 }
 
-export function buildProgram(): Command {
+/**
+ * The program with its commands. Given the command line, and its first word names a command, only
+ * that command is defined: a script that runs `spend` should not pay for defining the other
+ * thirteen. Anything else (`--help`, `help <command>`, a mistyped name that gets a suggestion,
+ * `completion`, which writes every command into the script) defines them all.
+ */
+export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command('quota-guard')
     .description('Guard a quota-metered API: budget ledger, jobs, cache search and an upstream simulator')
     .version(packageVersion(), '-V, --version', 'print the version of quota-guard')
@@ -51,12 +57,14 @@ export function buildProgram(): Command {
     .hook('preAction', () => {
       logLevel();
     });
-  for (const register of COMMANDS) register(program);
+  const name = argv?.[2];
+  const one = name !== undefined && name !== 'completion' && Object.hasOwn(COMMANDS, name);
+  for (const register of one ? [COMMANDS[name]!] : Object.values(COMMANDS)) register(program);
   return program;
 }
 
-// Commands register themselves here (one import line each).
-const COMMANDS: Array<(p: Command) => void> = [
+// Commands register themselves here (one import line each), under the name they define.
+const COMMANDS: Record<string, (p: Command) => void> = {
   status,
   spend,
   simulate,
@@ -71,10 +79,10 @@ const COMMANDS: Array<(p: Command) => void> = [
   unblock,
   serve,
   completion,
-];
+};
 
 export async function main(argv: string[] = process.argv): Promise<number> {
-  const program = buildProgram();
+  const program = buildProgram(argv);
   try {
     await program.parseAsync(argv);
     return exitCodeOf(program) ?? ExitCode.OK;

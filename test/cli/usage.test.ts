@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/main.js';
 import { cli } from './helpers.js';
 
 describe('usage mistakes', () => {
@@ -18,6 +19,23 @@ describe('usage mistakes', () => {
       expect(lines, args.join(' ')).toHaveLength(1);
       expect(lines[0]).toMatch(/^quota-guard: /);
       expect(lines[0]).toMatch(pattern);
+    }
+  });
+});
+
+describe('the program a command line builds', () => {
+  it('defines only the command it names, under the name the command gives itself; else all of them', () => {
+    const all = buildProgram().commands.map((c) => c.name());
+    expect(all.length).toBeGreaterThan(10);
+    for (const name of all) {
+      const defined = buildProgram(['node', 'quota-guard', name, '--help']).commands.map((c) => c.name());
+      expect(defined, name).toEqual(name === 'completion' ? all : [name]);
+    }
+    for (const argv of [['--help'], ['help', 'spend'], ['statu'], []]) {
+      expect(
+        buildProgram(['node', 'quota-guard', ...argv]).commands.map((c) => c.name()),
+        argv.join(' '),
+      ).toEqual(all);
     }
   });
 });
