@@ -63,117 +63,50 @@ export interface DemoReport {
 export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const out = options.out ?? process.stdout;
   const say = (s: string) => out.write(`${s}\n`);
-  const { raw, regions, credentials, profiles } = demoBase(options.config);
-  const kept = options.dir !== undefined;
-  const dir = kept ? resolve(options.dir as string) : mkdtempSync(join(tmpdir(), 'quota-guard-demo-'));
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (e) {
-    const code = (e as { code?: unknown }).code;
-    throw new StoreUnavailableError(`demo directory ${dir} cannot be created (${String(code)})`, {
-      cause: e,
-    });
-  }
+  const base = demoBase(options.config);
+  const { dir, kept } = demoDir(options.dir);
   const logger = options.logger ?? cliLogger({ LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'warn' });
-  const first = credentials[0]!;
   const key = `demo-${randomBytes(12).toString('hex')}`;
   const keyOf = (i: number) => `${key}-${i}`;
-  const sim = await startSimulator({
-    port: 0,
-    keys: credentials.map((c, i) => `${keyOf(i)}@${c.id}`),
-    profile: profiles[first.profile] ?? first.profile,
-    quota: first.buckets[first.defaultBucket]?.quota ?? 10_000,
-    buckets: Object.fromEntries(
-      Object.values(first.buckets)
-        .filter((b) => b.id !== first.defaultBucket)
-        .map((b) => [b.id, b.quota]),
-    ),
-    regions,
-  });
+  const sim = await startDemoSimulator(base, keyOf);
   try {
-    // The user's file (or the defaults) with the demo's store, cache, upstream and keys.
-    const config = parseConfig(
-      {
-        ...raw,
-        store: `sqlite:${join(dir, 'quota.db')}`,
-        cache: { path: join(dir, 'cache.db') },
-        upstream: { ...(raw['upstream'] as object | undefined), baseUrl: sim.url },
-        credentials: credentials.map((c, i) => ({
-          ...(rawCredentials(raw)[i] ?? { id: c.id }),
-          apiKeyEnv: `${DEMO_KEY_ENV}_${i}`,
-        })),
-      },
-      { env: Object.fromEntries(credentials.map((_, i) => [`${DEMO_KEY_ENV}_${i}`, keyOf(i)])) },
-    );
+    const config = demoConfig(base, dir, sim.url, keyOf);
     const ledger = await openLedger(config.store.url);
     const guard = createGuard({ config, ledger, logger });
     const jobs = openJobContext({ config, guard, logger });
     try {
-      const credential = config.credential(first.id);
+      const run: DemoRun = {
+        say,
+        out,
+        config,
+        credential: config.credential(base.credentials[0]!.id),
+        jobs,
+        signal: options.signal,
+      };
       // A kept directory may hold earlier runs' spend: compare only what this run adds to the ledger
       // with what this run's simulator (a fresh upstream project) charged.
-      const before = usedBy(await quotaStatus(config, ledger), credential);
+      const before = usedBy(await quotaStatus(config, ledger), run.credential);
       say(
-        `quota-guard demo: the YouTube Data API simulator on ${sim.origin} (a throwaway key, ${credential.profile} quotas)`,
+        `quota-guard demo: the YouTube Data API simulator on ${sim.origin} (a throwaway key, ${run.credential.profile} quotas)`,
       );
       say(
         `ledger: embedded SQLite ${join(dir, 'quota.db')}; cache: ${join(dir, 'cache.db')} ` +
           (kept ? '(kept)' : '(a temporary directory, removed at the end; keep it with --dir DIR)'),
       );
       say('');
-      say(
-        `1. trending: ${config.regions.length} regional jobs at once (${config.regions.join(' ')}), every page spent through the guard`,
-      );
-      const signal = options.signal;
-      const trending = await runSideBySide(
-        config.regions.map((region) => runTrending(jobs, { region, ...(signal ? { signal } : {}) })),
-      );
-      for (const r of trending) say(indent(jobLine(r)));
-      const t = totals(trending);
-      say(
-        `   together: ${formatNumber(t.pages)} pages, ${formatNumber(t.videos)} videos (${formatNumber(jobs.cache.stats().videos)} distinct), ${formatNumber(t.units)} units of ${credential.id}/${credential.defaultBucket}`,
-      );
-      say('');
-      const backfillUnits = options.backfillUnits ?? 10;
-      const method = backfillMethod(credential);
-      say(
-        `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier; the demo refreshes videos just fetched, which a real backfill leaves alone for backfill.minAge)`,
-      );
-      const backfill = await runBackfill(jobs, {
-        maxUnits: backfillUnits,
-        minAgeMs: 0,
-        ...(signal ? { signal } : {}),
-      });
-      say(indent(jobLine(backfill)));
-      say('');
+      const trending = await trendingStep(run);
+      const backfill = await backfillStep(run, options.backfillUnits ?? 10);
 
       say('3. status (what `quota-guard status` prints):');
       const status = await quotaStatus(config, ledger);
       out.write(indent(renderStatus(status)));
-      const ledgerUsed = usedBy(status, credential) - before;
-      const upstreamCharged = sim.charged({ project: credential.id });
+      const ledgerUsed = usedBy(status, run.credential) - before;
+      const upstreamCharged = sim.charged({ project: run.credential.id });
       say('');
 
-      const top = jobs.cache.latestSnapshot(config.regions[0] ?? 'US')?.videos[0];
-      const query = sampleWord(top?.title ?? null) ?? 'music';
-      say(`4. search ${JSON.stringify(query)} in the local cache (no upstream call, no quota):`);
-      const result = jobs.cache.search(query, { limit: 3 });
-      out.write(indent(renderSearch(query, result, jobs.cache.stats().videos)));
-      say('');
-
-      const all = [...trending, backfill];
-      const agree = ledgerUsed === upstreamCharged;
-      const exitCode = demoExitCode(all, ledgerUsed, upstreamCharged);
-      say(
-        `${before > 0 ? 'this run: ' : ''}the ledger recorded ${formatNumber(ledgerUsed)} units and the simulator charged ${formatNumber(upstreamCharged)}: ` +
-          (agree ? 'they agree.' : 'they differ (see the log lines above).') +
-          (before > 0 ? ` (${dir} already held ${formatNumber(before)} units from earlier runs.)` : ''),
-      );
-      say(
-        exitCode === ExitCode.OK
-          ? 'demo finished: every job done, nothing overspent.'
-          : `demo finished with exit code ${exitCode} (${agree ? 'see the lines above' : 'the ledger and the upstream disagree'}).`,
-      );
+      const search = searchStep(run);
+      const exitCode = demoExitCode([...trending, backfill], ledgerUsed, upstreamCharged);
+      sayVerdict(say, { ledgerUsed, upstreamCharged, before, dir, exitCode });
       return {
         dir,
         kept,
@@ -181,7 +114,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         trending,
         backfill,
         status,
-        search: { query, result },
+        search,
         upstreamCharged,
         ledgerUsed,
         exitCode,
@@ -194,6 +127,136 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     await sim.close();
     if (!kept) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+type DemoBase = ReturnType<typeof demoBase>;
+
+/** What each step of the demo prints to and runs with. */
+interface DemoRun {
+  say(s: string): void;
+  out: NodeJS.WritableStream;
+  config: Config;
+  /** The first credential: the one the demo reports on. */
+  credential: CredentialConfig;
+  jobs: ReturnType<typeof openJobContext>;
+  signal: AbortSignal | undefined;
+}
+
+/** The directory given (created, kept) or a fresh temporary one (removed at the end). */
+function demoDir(given: string | undefined): { dir: string; kept: boolean } {
+  const kept = given !== undefined;
+  const dir = kept ? resolve(given) : mkdtempSync(join(tmpdir(), 'quota-guard-demo-'));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    throw new StoreUnavailableError(`demo directory ${dir} cannot be created (${String(code)})`, {
+      cause: e,
+    });
+  }
+  return { dir, kept };
+}
+
+/** The simulator with one throwaway key per credential, under the first credential's profile and quotas. */
+function startDemoSimulator({ regions, credentials, profiles }: DemoBase, keyOf: (i: number) => string) {
+  const first = credentials[0]!;
+  return startSimulator({
+    port: 0,
+    keys: credentials.map((c, i) => `${keyOf(i)}@${c.id}`),
+    profile: profiles[first.profile] ?? first.profile,
+    quota: first.buckets[first.defaultBucket]?.quota ?? 10_000,
+    buckets: Object.fromEntries(
+      Object.values(first.buckets)
+        .filter((b) => b.id !== first.defaultBucket)
+        .map((b) => [b.id, b.quota]),
+    ),
+    regions,
+  });
+}
+
+/** The user's file (or the defaults) with the demo's store, cache, upstream and keys. */
+function demoConfig(
+  { raw, credentials }: DemoBase,
+  dir: string,
+  baseUrl: string,
+  keyOf: (i: number) => string,
+) {
+  return parseConfig(
+    {
+      ...raw,
+      store: `sqlite:${join(dir, 'quota.db')}`,
+      cache: { path: join(dir, 'cache.db') },
+      upstream: { ...(raw['upstream'] as object | undefined), baseUrl },
+      credentials: credentials.map((c, i) => ({
+        ...(rawCredentials(raw)[i] ?? { id: c.id }),
+        apiKeyEnv: `${DEMO_KEY_ENV}_${i}`,
+      })),
+    },
+    { env: Object.fromEntries(credentials.map((_, i) => [`${DEMO_KEY_ENV}_${i}`, keyOf(i)])) },
+  );
+}
+
+async function trendingStep({ say, config, credential, jobs, signal }: DemoRun): Promise<JobResult[]> {
+  say(
+    `1. trending: ${config.regions.length} regional jobs at once (${config.regions.join(' ')}), every page spent through the guard`,
+  );
+  const trending = await runSideBySide(
+    config.regions.map((region) => runTrending(jobs, { region, ...(signal ? { signal } : {}) })),
+  );
+  for (const r of trending) say(indent(jobLine(r)));
+  const t = totals(trending);
+  say(
+    `   together: ${formatNumber(t.pages)} pages, ${formatNumber(t.videos)} videos (${formatNumber(jobs.cache.stats().videos)} distinct), ${formatNumber(t.units)} units of ${credential.id}/${credential.defaultBucket}`,
+  );
+  say('');
+  return trending;
+}
+
+async function backfillStep(
+  { say, credential, jobs, signal }: DemoRun,
+  backfillUnits: number,
+): Promise<JobResult> {
+  const method = backfillMethod(credential);
+  say(
+    `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier; the demo refreshes videos just fetched, which a real backfill leaves alone for backfill.minAge)`,
+  );
+  const backfill = await runBackfill(jobs, {
+    maxUnits: backfillUnits,
+    minAgeMs: 0,
+    ...(signal ? { signal } : {}),
+  });
+  say(indent(jobLine(backfill)));
+  say('');
+  return backfill;
+}
+
+/** A word of the first region's top video, searched in the cache. */
+function searchStep({ say, out, config, jobs }: DemoRun): DemoReport['search'] {
+  const top = jobs.cache.latestSnapshot(config.regions[0] ?? 'US')?.videos[0];
+  const query = sampleWord(top?.title ?? null) ?? 'music';
+  say(`4. search ${JSON.stringify(query)} in the local cache (no upstream call, no quota):`);
+  const result = jobs.cache.search(query, { limit: 3 });
+  out.write(indent(renderSearch(query, result, jobs.cache.stats().videos)));
+  say('');
+  return { query, result };
+}
+
+function sayVerdict(
+  say: (s: string) => void,
+  r: { ledgerUsed: number; upstreamCharged: number; before: number; dir: string; exitCode: ExitCode },
+): void {
+  const { ledgerUsed, upstreamCharged, before, dir, exitCode } = r;
+  const agree = ledgerUsed === upstreamCharged;
+  say(
+    `${before > 0 ? 'this run: ' : ''}the ledger recorded ${formatNumber(ledgerUsed)} units and the simulator charged ${formatNumber(upstreamCharged)}: ` +
+      (agree ? 'they agree.' : 'they differ (see the log lines above).') +
+      (before > 0 ? ` (${dir} already held ${formatNumber(before)} units from earlier runs.)` : ''),
+  );
+  say(
+    exitCode === ExitCode.OK
+      ? 'demo finished: every job done, nothing overspent.'
+      : `demo finished with exit code ${exitCode} (${agree ? 'see the lines above' : 'the ledger and the upstream disagree'}).`,
+  );
 }
 
 /**
