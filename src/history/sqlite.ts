@@ -74,43 +74,62 @@ export interface SqliteHistoryOptions {
 }
 
 export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
+  return new SqliteHistory(o);
+}
+
+/** The run history in the ledger's SQLite file: one row per run, totals per job and outcome. */
+class SqliteHistory implements RunHistory {
+  readonly #o: SqliteHistoryOptions;
   // Failures are mapped like every other SQLite failure (src/sqlite): full, read-only, locked → 69.
-  const label: StoreLabel = {
-    name: 'run history',
-    path: o.path === ':memory:' ? o.path : resolve(o.path),
-    unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
-  };
-  const unavailable = (e: unknown, what: string): unknown => storeFailure(e, label, what);
-  const prefix = o.keyPrefix ?? '';
-  const maxRuns = o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL;
-  let db: Database.Database | undefined;
-  let record: ((r: RunSummary) => void) | undefined;
+  readonly #label: StoreLabel;
+  readonly #prefix: string;
+  readonly #maxRuns: number;
+  #db: Database.Database | undefined;
+  #record: ((r: RunSummary) => void) | undefined;
+
+  constructor(o: SqliteHistoryOptions) {
+    this.#o = o;
+    this.#label = {
+      name: 'run history',
+      path: o.path === ':memory:' ? o.path : resolve(o.path),
+      unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
+    };
+    this.#prefix = o.keyPrefix ?? '';
+    this.#maxRuns = o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL;
+  }
+
+  #unavailable(e: unknown, what: string): unknown {
+    return storeFailure(e, this.#label, what);
+  }
 
   /**
    * The ledger's file, opened on first use the way the ledger opens it (a file of something else is
    * refused). Reading a file that does not exist yet (or holds no runs yet) creates nothing; the
    * tables are created by the first run recorded.
    */
-  function open(create: boolean): Database.Database | undefined {
-    if (!db) {
+  #open(create: boolean): Database.Database | undefined {
+    if (!this.#db) {
       try {
-        db = openStore(LEDGER_FORMAT, {
-          path: o.path,
+        this.#db = openStore(LEDGER_FORMAT, {
+          path: this.#o.path,
           create,
-          ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}),
+          ...(this.#o.busyTimeoutMs !== undefined ? { busyTimeoutMs: this.#o.busyTimeoutMs } : {}),
         }).db;
       } catch (e) {
         if (!create && isQuotaGuardError(e) && e.code === 'QG_STORE_NOT_FOUND') return undefined;
         throw e;
       }
     }
+    const db = this.#db;
     const has = db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'qg_run'`).get() !== undefined;
     if (!has && !create) return undefined;
     if (!has) db.exec(SCHEMA);
     return db;
   }
 
-  function writer(d: Database.Database): (r: RunSummary) => void {
+  #writer(d: Database.Database): (r: RunSummary) => void {
+    const prefix = this.#prefix;
+    const maxRuns = this.#maxRuns;
     const insert = d.prepare(
       `INSERT INTO qg_run (credential, job, region, started_at, finished_at, outcome, pages, units, videos, reason, used)
        VALUES (@credential, @job, @region, @startedAt, @finishedAt, @outcome, @pages, @units, @videos, @reason, @used)`,
@@ -138,92 +157,95 @@ export function openSqliteHistory(o: SqliteHistoryOptions): RunHistory {
     return (r) => tx.immediate(r);
   }
 
-  return {
-    async record(r) {
-      try {
-        record ??= writer(open(true)!);
-        record(r);
-      } catch (e) {
-        throw unavailable(e, 'record');
-      }
-    },
-    async list(q: HistoryQuery) {
-      if (q.credentials.length === 0) return [];
-      const where = [`credential IN (${q.credentials.map(() => '?').join(', ')})`];
-      const args: Array<string | number> = q.credentials.map((c) => prefix + c);
-      if (q.region !== undefined) {
-        where.push('region = ?');
-        args.push(q.region);
-      }
-      if (q.since !== undefined) {
-        where.push('started_at >= ?');
-        args.push(q.since);
-      }
-      args.push(q.limit ?? DEFAULT_HISTORY_LIMIT);
-      try {
-        const d = open(false);
-        if (!d) return [];
-        const rows = d
-          .prepare(
-            `SELECT * FROM qg_run WHERE ${where.join(' AND ')} ORDER BY finished_at DESC, started_at DESC LIMIT ?`,
-          )
-          .all(...args) as RunRow[];
-        return rows.map((row) => ({
-          credential: row.credential.slice(prefix.length),
-          job: row.job,
-          region: row.region,
-          startedAt: row.started_at,
-          finishedAt: row.finished_at,
-          outcome: row.outcome as JobOutcome,
-          pages: row.pages,
-          units: row.units,
-          videos: row.videos,
-          reason: row.reason,
-          used: JSON.parse(row.used) as Record<string, number>,
-        }));
-      } catch (e) {
-        throw unavailable(e, 'list');
-      }
-    },
-    async lastSuccess(credentials) {
-      const out: Record<string, number> = {};
-      if (credentials.length === 0) return out;
-      try {
-        const d = open(false);
-        if (!d) return out;
-        const rows = d
-          .prepare(
-            `SELECT region, max(at) AS at FROM qg_region_success
-             WHERE credential IN (${credentials.map(() => '?').join(', ')}) GROUP BY region`,
-          )
-          .all(...credentials.map((c) => prefix + c)) as Array<{ region: string; at: number }>;
-        for (const r of rows) out[r.region] = r.at;
-        return out;
-      } catch (e) {
-        throw unavailable(e, 'lastSuccess');
-      }
-    },
-    async totals(credentials) {
-      if (credentials.length === 0) return [];
-      try {
-        const d = open(false);
-        if (!d) return [];
-        const rows = d
-          .prepare(
-            `SELECT * FROM qg_run_total WHERE credential IN (${credentials.map(() => '?').join(', ')})
-             ORDER BY credential, job, outcome`,
-          )
-          .all(...credentials.map((c) => prefix + c)) as Array<RunTotal>;
-        return rows.map((r) => ({ ...r, credential: r.credential.slice(prefix.length) }));
-      } catch (e) {
-        throw unavailable(e, 'totals');
-      }
-    },
-    async close() {
-      const d = db;
-      db = undefined;
-      record = undefined;
-      if (d) closeStore(d, label);
-    },
-  };
+  async record(r: RunSummary): Promise<void> {
+    try {
+      this.#record ??= this.#writer(this.#open(true)!);
+      this.#record(r);
+    } catch (e) {
+      throw this.#unavailable(e, 'record');
+    }
+  }
+
+  async list(q: HistoryQuery): Promise<RunSummary[]> {
+    if (q.credentials.length === 0) return [];
+    const prefix = this.#prefix;
+    const where = [`credential IN (${q.credentials.map(() => '?').join(', ')})`];
+    const args: Array<string | number> = q.credentials.map((c) => prefix + c);
+    if (q.region !== undefined) {
+      where.push('region = ?');
+      args.push(q.region);
+    }
+    if (q.since !== undefined) {
+      where.push('started_at >= ?');
+      args.push(q.since);
+    }
+    args.push(q.limit ?? DEFAULT_HISTORY_LIMIT);
+    try {
+      const d = this.#open(false);
+      if (!d) return [];
+      const rows = d
+        .prepare(
+          `SELECT * FROM qg_run WHERE ${where.join(' AND ')} ORDER BY finished_at DESC, started_at DESC LIMIT ?`,
+        )
+        .all(...args) as RunRow[];
+      return rows.map((row) => ({
+        credential: row.credential.slice(prefix.length),
+        job: row.job,
+        region: row.region,
+        startedAt: row.started_at,
+        finishedAt: row.finished_at,
+        outcome: row.outcome as JobOutcome,
+        pages: row.pages,
+        units: row.units,
+        videos: row.videos,
+        reason: row.reason,
+        used: JSON.parse(row.used) as Record<string, number>,
+      }));
+    } catch (e) {
+      throw this.#unavailable(e, 'list');
+    }
+  }
+
+  async lastSuccess(credentials: readonly string[]): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    if (credentials.length === 0) return out;
+    try {
+      const d = this.#open(false);
+      if (!d) return out;
+      const rows = d
+        .prepare(
+          `SELECT region, max(at) AS at FROM qg_region_success
+           WHERE credential IN (${credentials.map(() => '?').join(', ')}) GROUP BY region`,
+        )
+        .all(...credentials.map((c) => this.#prefix + c)) as Array<{ region: string; at: number }>;
+      for (const r of rows) out[r.region] = r.at;
+      return out;
+    } catch (e) {
+      throw this.#unavailable(e, 'lastSuccess');
+    }
+  }
+
+  async totals(credentials: readonly string[]): Promise<RunTotal[]> {
+    if (credentials.length === 0) return [];
+    try {
+      const d = this.#open(false);
+      if (!d) return [];
+      const rows = d
+        .prepare(
+          `SELECT * FROM qg_run_total WHERE credential IN (${credentials.map(() => '?').join(', ')})
+           ORDER BY credential, job, outcome`,
+        )
+        .all(...credentials.map((c) => this.#prefix + c)) as Array<RunTotal>;
+      return rows.map((r) => ({ ...r, credential: r.credential.slice(this.#prefix.length) }));
+    } catch (e) {
+      throw this.#unavailable(e, 'totals');
+    }
+  }
+
+  async close(): Promise<void> {
+    const d = this.#db;
+    this.#db = undefined;
+    this.#record = undefined;
+    if (d) closeStore(d, this.#label);
+  }
 }
