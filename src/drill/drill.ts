@@ -326,7 +326,13 @@ function drillConfig(
   const base = (budgets: unknown[]): Config =>
     parseConfig(
       {
-        store: o.keyPrefix !== undefined ? { url: o.store, keyPrefix: o.keyPrefix } : o.store,
+        // A drill shows a day's quota, not an outage: a command the store answers late on a busy
+        // machine waits for its answer (5 s, as the upstream) instead of failing open after 1 s.
+        store: {
+          url: o.store,
+          commandTimeoutMs: '5s',
+          ...(o.keyPrefix !== undefined ? { keyPrefix: o.keyPrefix } : {}),
+        },
         cache: { path: o.cachePath },
         upstream: { baseUrl: o.baseUrl, timeout: '5s' },
         credentials: [
