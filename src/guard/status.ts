@@ -107,80 +107,17 @@ async function bucketStatus(
   const line = await pacer.line(ledger, credential, bucket, nowMs);
   const snap: Snapshot = await ledger.peek({ key: w.key, windowMs: w.windowMs });
   const now = snap.now;
-  let freesUp: Array<number | null>;
-  if (w.resetsAt !== undefined) {
-    // The day's log frees all at once at the upstream's midnight.
-    freesUp = FREES_UP_AMOUNTS.map(() => (snap.used === 0 ? 0 : Math.max(0, w.resetsAt! - now)));
-  } else {
-    freesUp = await ledger.freesUpIn({
-      key: w.key,
-      windowMs: w.windowMs,
-      limit: bucket.ceilings.scheduled,
-      amounts: [...FREES_UP_AMOUNTS],
-    });
-  }
-  const byRegion: Record<string, number> = {};
-  const byMethod: Record<string, number> = {};
-  for (const [tag, units] of Object.entries(snap.byTag)) {
-    const t = parseTag(tag, credential.methods);
-    add(byRegion, t.region ?? '(none)', units);
-    add(byMethod, t.method ?? '(other)', units);
-  }
+  const freesUp = await freesUpIn(ledger, w, bucket, snap);
+  const { byRegion, byMethod } = spendSplit(snap, credential);
   const remaining = Object.fromEntries(
     (Object.entries(bucket.ceilings) as Array<[Tier, number]>).map(([tier, ceiling]) => [
       tier,
       snap.blockedUntil !== undefined ? 0 : Math.max(0, ceiling - snap.used),
     ]),
   ) as Record<Tier, number>;
-
-  let pace: BudgetStatus | null = null;
-  if (bucket.pace) {
-    const p = await ledger.peek({ key: paceKey(credential.id, bucket.id), windowMs: bucket.pace.windowMs });
-    pace = {
-      id: `${bucket.id} pace`,
-      limit: bucket.pace.limit,
-      windowMs: bucket.pace.windowMs,
-      used: p.used,
-      remaining: Math.max(0, bucket.pace.limit - p.used),
-    };
-  }
-  const budgets: BudgetStatus[] = [];
-  for (const b of credential.budgets) {
-    if (b.bucket !== bucket.id) continue;
-    const s = await ledger.peek({ key: budgetKey(credential.id, b.id), windowMs: b.windowMs });
-    budgets.push({
-      id: b.id,
-      limit: b.limit,
-      windowMs: b.windowMs,
-      used: s.used,
-      remaining: Math.max(0, b.limit - s.used),
-      tiers: b.tiers,
-      ...(b.methods ? { methods: b.methods } : {}),
-    });
-  }
-
-  const bucketMethods = Object.entries(credential.methods)
-    .filter(([, m]) => m.bucket === bucket.id)
-    .map(([name]) => name);
-  const spendable = { ...remaining };
-  const spendableLimitedBy: Record<Tier, string | null> = { scheduled: null, backfill: null, manual: null };
-  const narrower = [
-    ...(pace ? [{ b: pace, tiers: Object.keys(remaining) as Tier[], all: true }] : []),
-    ...budgets.map((b) => ({
-      b,
-      tiers: b.tiers ?? (Object.keys(remaining) as Tier[]),
-      all: !b.methods || bucketMethods.every((m) => b.methods!.includes(m)),
-    })),
-  ];
-  for (const { b, tiers, all } of narrower) {
-    if (!all) continue;
-    for (const tier of tiers) {
-      if (b.remaining < spendable[tier]) {
-        spendable[tier] = b.remaining;
-        spendableLimitedBy[tier] = b.id;
-      }
-    }
-  }
+  const pace = await paceStatus(ledger, credential, bucket);
+  const budgets = await budgetStatuses(ledger, credential, bucket);
+  const { spendable, spendableLimitedBy } = spendableByTier(credential, bucket, remaining, pace, budgets);
 
   return {
     id: bucket.id,
@@ -217,6 +154,116 @@ async function bucketStatus(
     ...(snap.blockedUntil !== undefined ? { blockedAt: snap.blockedUntil } : {}),
     storeNow: now,
   };
+}
+
+/** In how many ms each of FREES_UP_AMOUNTS fits the scheduled ceiling again (null: never in the window). */
+async function freesUpIn(
+  ledger: Ledger,
+  w: ReturnType<typeof bucketWindow>,
+  bucket: BucketConfig,
+  snap: Snapshot,
+): Promise<Array<number | null>> {
+  const resetsAt = w.resetsAt;
+  if (resetsAt !== undefined) {
+    // The day's log frees all at once at the upstream's midnight.
+    return FREES_UP_AMOUNTS.map(() => (snap.used === 0 ? 0 : Math.max(0, resetsAt - snap.now)));
+  }
+  return ledger.freesUpIn({
+    key: w.key,
+    windowMs: w.windowMs,
+    limit: bucket.ceilings.scheduled,
+    amounts: [...FREES_UP_AMOUNTS],
+  });
+}
+
+/** The window's spend by region and by method, read from the entries' tags. */
+function spendSplit(
+  snap: Snapshot,
+  credential: CredentialConfig,
+): { byRegion: Record<string, number>; byMethod: Record<string, number> } {
+  const byRegion: Record<string, number> = {};
+  const byMethod: Record<string, number> = {};
+  for (const [tag, units] of Object.entries(snap.byTag)) {
+    const t = parseTag(tag, credential.methods);
+    add(byRegion, t.region ?? '(none)', units);
+    add(byMethod, t.method ?? '(other)', units);
+  }
+  return { byRegion, byMethod };
+}
+
+async function paceStatus(
+  ledger: Ledger,
+  credential: CredentialConfig,
+  bucket: BucketConfig,
+): Promise<BudgetStatus | null> {
+  if (!bucket.pace) return null;
+  const p = await ledger.peek({ key: paceKey(credential.id, bucket.id), windowMs: bucket.pace.windowMs });
+  return {
+    id: `${bucket.id} pace`,
+    limit: bucket.pace.limit,
+    windowMs: bucket.pace.windowMs,
+    used: p.used,
+    remaining: Math.max(0, bucket.pace.limit - p.used),
+  };
+}
+
+/** The credential's budgets on this bucket, read one after the other. */
+async function budgetStatuses(
+  ledger: Ledger,
+  credential: CredentialConfig,
+  bucket: BucketConfig,
+): Promise<BudgetStatus[]> {
+  const budgets: BudgetStatus[] = [];
+  for (const b of credential.budgets) {
+    if (b.bucket !== bucket.id) continue;
+    const s = await ledger.peek({ key: budgetKey(credential.id, b.id), windowMs: b.windowMs });
+    budgets.push({
+      id: b.id,
+      limit: b.limit,
+      windowMs: b.windowMs,
+      used: s.used,
+      remaining: Math.max(0, b.limit - s.used),
+      tiers: b.tiers,
+      ...(b.methods ? { methods: b.methods } : {}),
+    });
+  }
+  return budgets;
+}
+
+/**
+ * What each tier can still spend: the bucket's remaining units, lowered by the pace and by every
+ * budget that covers all of the bucket's methods for that tier, with the one that limits it.
+ */
+function spendableByTier(
+  credential: CredentialConfig,
+  bucket: BucketConfig,
+  remaining: Record<Tier, number>,
+  pace: BudgetStatus | null,
+  budgets: readonly BudgetStatus[],
+): Pick<BucketStatus, 'spendable' | 'spendableLimitedBy'> {
+  const bucketMethods = Object.entries(credential.methods)
+    .filter(([, m]) => m.bucket === bucket.id)
+    .map(([name]) => name);
+  const spendable = { ...remaining };
+  const spendableLimitedBy: Record<Tier, string | null> = { scheduled: null, backfill: null, manual: null };
+  const narrower = [
+    ...(pace ? [{ b: pace, tiers: Object.keys(remaining) as Tier[], all: true }] : []),
+    ...budgets.map((b) => ({
+      b,
+      tiers: b.tiers ?? (Object.keys(remaining) as Tier[]),
+      all: !b.methods || bucketMethods.every((m) => b.methods!.includes(m)),
+    })),
+  ];
+  for (const { b, tiers, all } of narrower) {
+    if (!all) continue;
+    for (const tier of tiers) {
+      if (b.remaining < spendable[tier]) {
+        spendable[tier] = b.remaining;
+        spendableLimitedBy[tier] = b.id;
+      }
+    }
+  }
+  return { spendable, spendableLimitedBy };
 }
 
 export interface StatusOptions {
