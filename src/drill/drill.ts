@@ -31,7 +31,7 @@ import { backfillMethod } from '../job-library/backfill.js';
 import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
-import type { HttpAddress } from '../metrics/server.js';
+import type { HttpAddress } from '../metrics/http-address.js';
 import { trendingRuns } from '../plan/runs.js';
 import {
   getProfile,

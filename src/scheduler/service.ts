@@ -14,9 +14,10 @@ import { type OpenedJobContext, type OpenJobContextOptions, openJobContext } fro
 import { runTrending } from '../job-library/trending.js';
 import type { JobContext } from '../job-library/types.js';
 import type { Ledger } from '../ledger/types.js';
+import type { HttpAddress } from '../metrics/http-address.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../metrics/page.js';
-import { type HttpAddress, type MetricsServer, startMetricsServer } from '../metrics/server.js';
+import { type MetricsServer, startMetricsServer } from '../metrics/server.js';
 import type { ScheduledJob } from './scheduler.js';
 import { Scheduler, type SchedulerEvent, type TickSource } from './scheduler.js';
 

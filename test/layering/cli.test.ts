@@ -5,9 +5,12 @@ import { loadedBy, ROOT } from '../harness/imports.js';
 const COMMANDS = readdirSync(`${ROOT}/src/cli/commands`).filter((f) => f.endsWith('.ts'));
 
 describe('the CLI loads only what a command uses', () => {
-  it('starting the CLI (and --help) loads no store, config reader, job, logger or simulator', () => {
+  it('starting the CLI (and --help) loads no store, config reader, job, logger, simulator, calendar or HTTP', () => {
     const { files, packages } = loadedBy('src/cli/bin.ts');
-    const heavyPackages = ['ioredis', 'better-sqlite3', 'undici', 'zod', 'yaml', 'pino', 'prom-client'];
+    const heavyPackages = [
+      ...['ioredis', 'better-sqlite3', 'undici', 'zod', 'yaml', 'pino', 'prom-client', 'luxon'],
+      'node:http',
+    ];
     expect(
       [...packages].filter((p) => heavyPackages.includes(p) || p === 'node-cron' || p === 'cli-progress'),
     ).toEqual([]);

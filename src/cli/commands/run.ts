@@ -5,7 +5,12 @@
  * closes the ledger and the cache and exits 0; a second signal exits 130 at once.
  */
 import type { Command } from 'commander';
-import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/server.js';
+import {
+  DEFAULT_HTTP_HOST,
+  DEFAULT_HTTP_PORT,
+  isLoopback,
+  parseHttpAddress,
+} from '../../metrics/http-address.js';
 import type { startService } from '../../scheduler/service.js';
 import { action } from '../action.js';
 import { configOption, type JobCommandOptions } from '../options.js';

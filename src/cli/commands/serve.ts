@@ -4,7 +4,12 @@
  * ran — until SIGINT/SIGTERM. It only reads: no job runs, nothing is spent or written.
  */
 import type { Command } from 'commander';
-import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/server.js';
+import {
+  DEFAULT_HTTP_HOST,
+  DEFAULT_HTTP_PORT,
+  isLoopback,
+  parseHttpAddress,
+} from '../../metrics/http-address.js';
 import { action } from '../action.js';
 import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
 
