@@ -194,23 +194,23 @@ const MEMO_MAX = 100_000;
  * corpus keeps using stay while one-off ones go.
  */
 class Memo<V> {
-  private young = new Map<string, V>();
-  private old = new Map<string, V>();
+  #young = new Map<string, V>();
+  #old = new Map<string, V>();
 
   get(key: string): V | undefined {
-    const v = this.young.get(key);
+    const v = this.#young.get(key);
     if (v !== undefined) return v;
-    const o = this.old.get(key);
+    const o = this.#old.get(key);
     if (o !== undefined) this.set(key, o);
     return o;
   }
 
   set(key: string, value: V): void {
-    if (this.young.size >= MEMO_MAX) {
-      this.old = this.young;
-      this.young = new Map();
+    if (this.#young.size >= MEMO_MAX) {
+      this.#old = this.#young;
+      this.#young = new Map();
     }
-    this.young.set(key, value);
+    this.#young.set(key, value);
   }
 }
 
