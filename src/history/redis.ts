@@ -90,23 +90,36 @@ export async function openRedisHistory(
   o: OpenLedgerOptions & { maxRuns?: number },
 ): Promise<RunHistory> {
   const client: Redis | Cluster = await connectRedis(kind, url, o);
-  const prefix = o.keyPrefix ?? '';
-  const maxRuns = o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL;
-  const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+  return new RedisHistory(client, o.keyPrefix ?? '', o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL);
+}
+
+/** The run history on a connected Redis or Cluster: a stream, a success hash and a totals hash per credential. */
+class RedisHistory implements RunHistory {
+  readonly #client: Redis | Cluster;
+  readonly #prefix: string;
+  readonly #maxRuns: number;
+
+  constructor(client: Redis | Cluster, prefix: string, maxRuns: number) {
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#maxRuns = maxRuns;
+  }
+
+  async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (e) {
       throw mapRedisError(e, `run history ${what}`);
     }
-  };
+  }
 
-  async function listOne(credential: string, q: HistoryQuery, limit: number): Promise<RunSummary[]> {
-    const key = prefix + runsKey(credential);
+  async #listOne(credential: string, q: HistoryQuery, limit: number): Promise<RunSummary[]> {
+    const key = this.#prefix + runsKey(credential);
     const min = q.since !== undefined ? String(Math.max(0, q.since - CLOCK_SLACK_MS)) : '-';
     const out: RunSummary[] = [];
     let max = '+';
     for (;;) {
-      const page = await client.xrevrange(key, max, min, 'COUNT', PAGE);
+      const page = await this.#client.xrevrange(key, max, min, 'COUNT', PAGE);
       for (const [, fields] of page) {
         const r = fromFields(credential, fields);
         if (q.region !== undefined && r.region !== q.region) continue;
@@ -119,58 +132,61 @@ export async function openRedisHistory(
     }
   }
 
-  return {
-    async record(r) {
-      const key = prefix + runsKey(r.credential);
-      await call('record', async () => {
-        const m = client.multi().xadd(key, 'MAXLEN', '~', String(maxRuns), '*', ...toFields(r));
-        if (r.outcome === 'done' && r.region !== null)
-          m.hset(`${key}:success`, r.region, String(r.finishedAt));
-        const field = `${jobKind(r.job)}|${r.outcome}`;
-        m.hincrby(`${key}:totals`, `${field}|runs`, 1).hincrby(`${key}:totals`, `${field}|units`, r.units);
-        // Like every ledger key, these expire: a credential that runs nothing for HISTORY_TTL_MS loses them.
-        for (const k of [key, `${key}:success`, `${key}:totals`]) m.pexpire(k, HISTORY_TTL_MS);
-        const replies = await m.exec();
-        const failed = replies?.find(([e]) => e);
-        if (failed) throw failed[0];
-      });
-    },
-    async list(q) {
-      const limit = q.limit ?? DEFAULT_HISTORY_LIMIT;
-      const all = await call('list', () => Promise.all(q.credentials.map((c) => listOne(c, q, limit))));
-      return newestFirst(all.flat(), limit);
-    },
-    async lastSuccess(credentials) {
-      const out: Record<string, number> = {};
-      const all = await call('lastSuccess', () =>
-        Promise.all(credentials.map((c) => client.hgetall(`${prefix + runsKey(c)}:success`))),
-      );
-      for (const h of all)
-        for (const [region, at] of Object.entries(h)) out[region] = Math.max(out[region] ?? 0, Number(at));
-      return out;
-    },
-    async totals(credentials) {
-      const all = await call('totals', () =>
-        Promise.all(credentials.map((c) => client.hgetall(`${prefix + runsKey(c)}:totals`))),
-      );
-      const out = new Map<string, RunTotal>();
-      all.forEach((h, i) => {
-        const credential = credentials[i]!;
-        for (const [field, value] of Object.entries(h)) {
-          const [job = '', outcome = '', what] = field.split('|');
-          const id = `${credential}|${job}|${outcome}`;
-          const t = out.get(id) ?? { credential, job, outcome: outcome as JobOutcome, runs: 0, units: 0 };
-          if (what === 'runs') t.runs = Number(value);
-          else if (what === 'units') t.units = Number(value);
-          out.set(id, t);
-        }
-      });
-      return [...out.values()].sort((a, b) =>
-        `${a.credential}|${a.job}|${a.outcome}`.localeCompare(`${b.credential}|${b.job}|${b.outcome}`),
-      );
-    },
-    close() {
-      return closeRedis(client);
-    },
-  };
+  async record(r: RunSummary): Promise<void> {
+    const key = this.#prefix + runsKey(r.credential);
+    await this.#call('record', async () => {
+      const m = this.#client.multi().xadd(key, 'MAXLEN', '~', String(this.#maxRuns), '*', ...toFields(r));
+      if (r.outcome === 'done' && r.region !== null) m.hset(`${key}:success`, r.region, String(r.finishedAt));
+      const field = `${jobKind(r.job)}|${r.outcome}`;
+      m.hincrby(`${key}:totals`, `${field}|runs`, 1).hincrby(`${key}:totals`, `${field}|units`, r.units);
+      // Like every ledger key, these expire: a credential that runs nothing for HISTORY_TTL_MS loses them.
+      for (const k of [key, `${key}:success`, `${key}:totals`]) m.pexpire(k, HISTORY_TTL_MS);
+      const replies = await m.exec();
+      const failed = replies?.find(([e]) => e);
+      if (failed) throw failed[0];
+    });
+  }
+
+  async list(q: HistoryQuery): Promise<RunSummary[]> {
+    const limit = q.limit ?? DEFAULT_HISTORY_LIMIT;
+    const all = await this.#call('list', () =>
+      Promise.all(q.credentials.map((c) => this.#listOne(c, q, limit))),
+    );
+    return newestFirst(all.flat(), limit);
+  }
+
+  async lastSuccess(credentials: readonly string[]): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    const all = await this.#call('lastSuccess', () =>
+      Promise.all(credentials.map((c) => this.#client.hgetall(`${this.#prefix + runsKey(c)}:success`))),
+    );
+    for (const h of all)
+      for (const [region, at] of Object.entries(h)) out[region] = Math.max(out[region] ?? 0, Number(at));
+    return out;
+  }
+
+  async totals(credentials: readonly string[]): Promise<RunTotal[]> {
+    const all = await this.#call('totals', () =>
+      Promise.all(credentials.map((c) => this.#client.hgetall(`${this.#prefix + runsKey(c)}:totals`))),
+    );
+    const out = new Map<string, RunTotal>();
+    all.forEach((h, i) => {
+      const credential = credentials[i]!;
+      for (const [field, value] of Object.entries(h)) {
+        const [job = '', outcome = '', what] = field.split('|');
+        const id = `${credential}|${job}|${outcome}`;
+        const t = out.get(id) ?? { credential, job, outcome: outcome as JobOutcome, runs: 0, units: 0 };
+        if (what === 'runs') t.runs = Number(value);
+        else if (what === 'units') t.units = Number(value);
+        out.set(id, t);
+      }
+    });
+    return [...out.values()].sort((a, b) =>
+      `${a.credential}|${a.job}|${a.outcome}`.localeCompare(`${b.credential}|${b.job}|${b.outcome}`),
+    );
+  }
+
+  close(): Promise<void> {
+    return closeRedis(this.#client);
+  }
 }
