@@ -5,9 +5,7 @@
  * loads it.
  */
 import { existsSync } from 'node:fs';
-import { CONFIG_ENV } from '../config/defaults.js';
 import type { Config, Env } from '../config/types.js';
-import { embeddedDefaults, resolveValidated } from '../config/validated.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../job-library/progress.js';
@@ -15,6 +13,7 @@ import { openLedger } from '../ledger/open.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';
 import { terminalJsonLine } from '../terminal-text.js';
+import { loadCliConfig } from './config.js';
 import { logLevel } from './log-level.js';
 import type { ConfigOptions } from './options.js';
 
@@ -80,18 +79,6 @@ export function cliLogger(env: Env = process.env): GuardLogger {
 function sqliteFileMissing(url: string): string | undefined {
   const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
   return path !== ':memory:' && !existsSync(path) ? path : undefined;
-}
-
-/**
- * The config from `--config`, else `QUOTA_GUARD_CONFIG`, else the built-in defaults. On the
- * defaults, the bundled CLI starts from what the schema returned for them when it was built, so a
- * command such as `spend` does not load zod and build the whole schema to validate nothing.
- */
-async function loadCliConfig(file: string | undefined, env: Env): Promise<Config> {
-  const defaults = file || env[CONFIG_ENV] ? undefined : embeddedDefaults();
-  if (defaults !== undefined) return resolveValidated(defaults, { env });
-  const { loadConfig } = await import('../config/load.js');
-  return loadConfig({ ...(file !== undefined ? { file } : {}), env });
 }
 
 /** Load the config and open its ledger store. */

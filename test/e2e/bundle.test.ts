@@ -60,6 +60,9 @@ describe('the bundled CLI', () => {
     expect(status.status).toBe(0);
     expect(status.stdout).toMatch(/sqlite ledger/);
     expect(status.stdout).toContain(pkg);
+    const plan = cli(['plan']);
+    expect(plan.status).toBe(0);
+    expect(plan.stdout).toMatch(/built-in defaults/);
   });
 
   it('spends and reports on Redis, from a config file (YAML) and from REDIS_URL', () => {

@@ -29,12 +29,12 @@ export function register(program: Command): void {
       .option('--json', 'print one JSON object'),
   ).action(
     action(async (opts: HistoryOptions) => {
-      const [{ loadConfig }, { openRunHistory }, { renderHistory, runJson }] = await Promise.all([
-        import('../../config/load.js'),
+      const [{ loadCliConfig }, { openRunHistory }, { renderHistory, runJson }] = await Promise.all([
+        import('../config.js'),
         import('../../history/index.js'),
         import('../history.js'),
       ]);
-      const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
+      const config = await loadCliConfig(opts.config);
       const credentials =
         opts.credential !== undefined
           ? [config.credential(opts.credential).id]

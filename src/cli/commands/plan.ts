@@ -25,11 +25,11 @@ export function register(program: Command): void {
       .option('--json', 'print one JSON object'),
   ).action(
     action(async (opts: PlanOptions) => {
-      const [{ loadConfig }, { planBudget }] = await Promise.all([
-        import('../../config/load.js'),
+      const [{ loadCliConfig }, { planBudget }] = await Promise.all([
+        import('../config.js'),
         import('../../plan/plan.js'),
       ]);
-      const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
+      const config = await loadCliConfig(opts.config);
       const report = planBudget(config);
       process.stdout.write(
         opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderPlan(report, config.source),

@@ -48,12 +48,12 @@ export function register(program: Command): void {
   });
   configOption(command).action(
     action(async (words: string[], opts: SearchCommandOptions) => {
-      const [{ loadConfig }, { openCache }] = await Promise.all([
-        import('../../config/load.js'),
+      const [{ loadCliConfig }, { openCache }] = await Promise.all([
+        import('../config.js'),
         import('../../cache/index.js'),
       ]);
       const query = words.join(' ');
-      const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
+      const config = await loadCliConfig(opts.config);
       const region = opts.region !== undefined ? config.region(opts.region) : undefined;
       const cache = openCache(config.cache.path, { create: false });
       try {

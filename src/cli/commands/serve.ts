@@ -34,7 +34,7 @@ export function register(program: Command): void {
   ).action(
     action(async (opts: ServeOptions) => {
       const [
-        { loadConfig },
+        { loadCliConfig },
         { openContext },
         { abortOnSignals },
         { openRunHistory },
@@ -42,7 +42,7 @@ export function register(program: Command): void {
         page,
         server,
       ] = await Promise.all([
-        import('../../config/load.js'),
+        import('../config.js'),
         import('../context.js'),
         import('../../job-library/job-run.js'),
         import('../../history/index.js'),
@@ -50,7 +50,7 @@ export function register(program: Command): void {
         import('../../metrics/page.js'),
         import('../../metrics/server.js'),
       ]);
-      const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
+      const config = await loadCliConfig(opts.config);
       const http = parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : String(opts.http));
       // A store that is down at start: /healthz says so and the page answers 503 until it is back.
       const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
