@@ -8,8 +8,6 @@
  * Each code maps to a process exit code (sysexits.h) so the CLI and cron wrappers can act on it.
  * Documented in docs/errors.md; a test keeps the two in sync.
  */
-import type { UnsettledSpend } from './ledger/types.js';
-
 export const ExitCode = {
   OK: 0,
   /** EX_USAGE: the command line was wrong. */
@@ -109,6 +107,21 @@ export class CostExceedsLimitError extends QuotaGuardError {
   constructor(message: string, options: QuotaGuardErrorOptions = {}) {
     super('QG_COST_EXCEEDS_LIMIT', message, options);
   }
+}
+
+/**
+ * A spend sent to Redis whose answer never came (a command timeout, or the connection lost while it
+ * was in flight): Redis may still apply it, for example when a paused server wakes up. The
+ * `StoreUnavailableError` of that spend carries it; `Ledger.settle` finds out what became of it once
+ * the store answers again.
+ */
+export interface UnsettledSpend {
+  /** The entry id the spend would have stored. */
+  id: string;
+  keys: string[];
+  cost: number;
+  /** The longest window of its budgets: past it the entry no longer counts, settled or not. */
+  windowMs: number;
 }
 
 /** The ledger store (Redis or SQLite) could not be reached or timed out. Fail-open/closed applies. */

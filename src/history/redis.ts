@@ -9,9 +9,9 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { credentialKeyPrefix } from '../guard/keys.js';
-import type { JobOutcome } from '../job-library/types.js';
 import { closeRedis, connectRedis, mapRedisError } from '../ledger/redis.js';
 import type { LedgerKind, OpenLedgerOptions } from '../ledger/types.js';
+import type { JobOutcome } from './types.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,

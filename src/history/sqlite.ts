@@ -7,9 +7,9 @@
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { isQuotaGuardError, QuotaGuardError } from '../errors.js';
-import type { JobOutcome } from '../job-library/types.js';
 import { LEDGER_FORMAT } from '../ledger/sqlite.js';
 import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
+import type { JobOutcome } from './types.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,

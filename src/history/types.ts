@@ -2,7 +2,19 @@
  * The run history's public types: one small summary per finished job run, kept in the ledger's
  * store (so every host that spends a credential sees every host's runs), bounded in size.
  */
-import type { JobOutcome } from '../job-library/types.js';
+
+/**
+ * How a job run ended (the run history records it; the job library returns it):
+ * - `done`: the job did all its work (or all it was asked to, e.g. `maxUnits`) — exit 0;
+ * - `stopped`: the budget said stop (denied with a Retry-After above maxSleep, a blocked bucket, an
+ *   upstream quotaExceeded or a long rate limit) — exit 75, run again later;
+ * - `aborted`: SIGINT/SIGTERM (the page in flight was finished or abandoned, never half-written) — exit 75;
+ * - `unavailable`: the ledger store is down for a fail-closed call, the cache cannot be written, or
+ *   the upstream kept failing (5xx, transport) — exit 69;
+ * - `failed`: a configuration problem (missing API key, unknown region or credential, a key the
+ *   upstream rejects) — exit 78, or a request the upstream refused as malformed — exit 70.
+ */
+export type JobOutcome = 'done' | 'stopped' | 'aborted' | 'unavailable' | 'failed';
 
 /** Runs kept per credential; older ones are dropped as new ones arrive (about 50 days of 8 hourly regions and a backfill). */
 export const MAX_RUNS_PER_CREDENTIAL = 10_000;

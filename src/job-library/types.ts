@@ -8,20 +8,10 @@ import type { Config } from '../config/types.js';
 import type { ErrorCode, ExitCode } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger, Stop } from '../guard/types.js';
-import type { RunHistory } from '../history/types.js';
+import type { JobOutcome, RunHistory } from '../history/types.js';
 import type { YouTubeClient } from '../upstream/client.js';
 
-/**
- * - `done`: the job did all its work (or all it was asked to, e.g. `maxUnits`) — exit 0;
- * - `stopped`: the budget said stop (denied with a Retry-After above maxSleep, a blocked bucket, an
- *   upstream quotaExceeded or a long rate limit) — exit 75, run again later;
- * - `aborted`: SIGINT/SIGTERM (the page in flight was finished or abandoned, never half-written) — exit 75;
- * - `unavailable`: the ledger store is down for a fail-closed call, the cache cannot be written, or
- *   the upstream kept failing (5xx, transport) — exit 69;
- * - `failed`: a configuration problem (missing API key, unknown region or credential, a key the
- *   upstream rejects) — exit 78, or a request the upstream refused as malformed — exit 70.
- */
-export type JobOutcome = 'done' | 'stopped' | 'aborted' | 'unavailable' | 'failed';
+export type { JobOutcome };
 
 export interface JobResult {
   /** `trending:US`, `trending:US:10` (one category), `backfill`. */

@@ -4,6 +4,7 @@
  */
 
 import type { StoreKind } from '../config/store-url.js';
+import type { UnsettledSpend } from '../errors.js';
 import type { ClockStep } from './clock.js';
 
 /** One budget a spend must fit under. Several budgets in one spend are all-or-nothing. */
@@ -59,20 +60,7 @@ export interface DeniedDecision extends DecisionBase {
   blockedUntil?: number;
 }
 
-/**
- * A spend sent to Redis whose answer never came (a command timeout, or the connection lost while it
- * was in flight): Redis may still apply it, for example when a paused server wakes up. The
- * `StoreUnavailableError` of that spend carries it; `Ledger.settle` finds out what became of it once
- * the store answers again.
- */
-export interface UnsettledSpend {
-  /** The entry id the spend would have stored. */
-  id: string;
-  keys: string[];
-  cost: number;
-  /** The longest window of its budgets: past it the entry no longer counts, settled or not. */
-  windowMs: number;
-}
+export type { UnsettledSpend };
 
 /**
  * What `settle` found: `recorded` (the entry is in the ledger and stays), `refunded` (it was, and
