@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openCache } from '../cache/index.js';
+import { DEFAULT_REGIONS } from '../config/defaults.js';
 import { parseConfig } from '../config/load.js';
 import type { Config, CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -574,7 +575,7 @@ function daySettings(options: DrillOptions): DaySettings {
   const share = quota / 10_000;
   const burstCalls = options.burstCalls ?? Math.max(1, Math.round(5 * share));
   const maxPages = options.maxPages ?? scaledMaxPages(quota);
-  const regions = options.regions ?? ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'AU', 'CA'];
+  const regions = options.regions ?? DEFAULT_REGIONS;
   const progress = options.onProgress ?? (() => undefined);
   scaledHourSeconds(daySeconds);
   if (!Number.isInteger(quota) || quota < 100)
