@@ -25,6 +25,7 @@ import { openCache } from '../cache/index.js';
 import { DEFAULT_REGIONS } from '../config/defaults.js';
 import { parseConfig } from '../config/load.js';
 import type { Config, CredentialConfig } from '../config/types.js';
+import { trendingRuns } from '../cron-runs.js';
 import { InvalidArgumentError } from '../errors.js';
 import { bucketWindow } from '../guard/keys.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
@@ -33,7 +34,6 @@ import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { HttpAddress } from '../metrics/http-address.js';
-import { trendingRuns } from '../plan/runs.js';
 import {
   getProfile,
   PROFILES,

@@ -4,7 +4,7 @@
  * - **Scheduled need** (dynamic headroom): the units today's remaining scheduled trending runs will
  *   spend on a bucket — each region's runs (staggered) that start before the upstream's midnight ×
  *   the pages they fetch × the cost of `videos.list`, the same computation `plan` makes
- *   (src/plan/runs.ts). The backfill's ceiling on the bucket is then
+ *   (src/cron-runs.ts). The backfill's ceiling on the bucket is then
  *   `min(quota − reserve − backfillHeadroom, quota − reserve − scheduled need)`.
  * - **Pacing** (`backfill.pace: day`): the backfill's allowance for the day is what it has spent
  *   today plus what is left under its ceiling now; by a fraction f of the time from the start of the
@@ -20,8 +20,8 @@
 
 import { nextMidnight, startOfDay } from '../calendar-day.js';
 import type { BucketConfig, Config, CredentialConfig } from '../config/types.js';
+import { cronRuns, trendingRuns } from '../cron-runs.js';
 import type { Ledger } from '../ledger/types.js';
-import { cronRuns, trendingRuns } from '../plan/runs.js';
 import { bucketKey, bucketWindow } from './keys.js';
 
 /** The share of the day's allowance held back until the day's scheduled runs have started. */

@@ -3,7 +3,7 @@
  * that is stale (older than two periods of the trending schedule), from the run history.
  */
 import type { Config } from '../config/types.js';
-import { cronRuns } from '../plan/runs.js';
+import { cronRuns } from '../cron-runs.js';
 import type { RunHistory } from './types.js';
 
 export interface RegionFreshness {

@@ -24,9 +24,9 @@ import type {
   ExpectedSpendConfig,
   Tier,
 } from '../config/types.js';
+import { cronRuns, maxInDay, maxInWindow, type Spend, trendingRuns } from '../cron-runs.js';
 import { budgetCovers } from '../guard/keys.js';
 import { backfillMethod } from '../job-library/backfill.js';
-import { cronRuns, maxInDay, maxInWindow, type Spend, trendingRuns } from './runs.js';
 
 const DAY_MS = 86_400_000;
 /** Whole days looked at: a week covers weekly cron patterns. */

@@ -8,8 +8,8 @@
  */
 import { DateTime } from 'luxon';
 import { createTask, parse } from 'node-cron';
-import type { Config, CredentialConfig } from '../config/types.js';
-import { InvalidArgumentError } from '../errors.js';
+import type { Config, CredentialConfig } from './config/types.js';
+import { InvalidArgumentError } from './errors.js';
 
 const DAY_MS = 86_400_000;
 /** Runs enumerated for one schedule at most (a schedule every second over 8 days is 691,200). */
