@@ -5,21 +5,13 @@
  * with its path (problems.ts), as a ConfigError (exit code 78).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type YAML from 'yaml';
 import { ConfigError } from '../errors.js';
 import { CONFIG_ENV, MAX_CONFIG_BYTES } from './defaults.js';
 import { formatIssue } from './problems.js';
 import { configSchema } from './schema.js';
 import type { Config, Env } from './types.js';
 import { type ParseConfigOptions, resolveValidated } from './validated.js';
-
-const require = createRequire(import.meta.url);
-
-/** The YAML parser, loaded when a file is read: a command on the built-in defaults does not load it. */
-function yaml(): typeof YAML {
-  return require('yaml') as typeof YAML;
-}
+import { parseYaml } from './yaml.js';
 
 export type { Env, ParseConfigOptions };
 
@@ -38,7 +30,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const text = readConfigFile(file);
   let raw: unknown;
   try {
-    raw = yaml().parse(text);
+    raw = parseYaml(text);
   } catch (e) {
     const err = e as Error & { linePos?: Array<{ line: number; col: number }> };
     const pos = err.linePos?.[0];
