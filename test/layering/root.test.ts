@@ -48,6 +48,13 @@ describe('the package root', () => {
     expect(packages.has('ioredis'), 'ioredis is loaded only when a redis URL is opened').toBe(false);
   });
 
+  it('reaches no simulator, metrics, scheduler, drill or CLI code, lazy imports included', () => {
+    // tsc writes dist/ file for file, so this is what the built root entry can ever load.
+    const { files } = loadedBy('src/index.ts', { lazy: true });
+    expect(files.has('src/ledger/redis.ts'), 'the walk follows lazy imports').toBe(true);
+    expect([...files].filter((f) => /^src\/(simulator|metrics|scheduler|drill|cli)\//.test(f))).toEqual([]);
+  });
+
   it('puts the simulator behind the quota-guard/simulator subpath', () => {
     const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as {
       exports: Record<string, { import: string; types: string }>;
