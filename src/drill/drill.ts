@@ -29,6 +29,7 @@ import { trendingRuns } from '../cron-runs.js';
 import { InvalidArgumentError } from '../errors.js';
 import { bucketWindow } from '../guard/keys.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
+import { jobKind } from '../history/types.js';
 import { backfillMethod } from '../job-library/backfill.js';
 import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
@@ -824,7 +825,7 @@ async function readBuckets(
 function runsByKind(results: readonly JobResult[]): Record<string, Record<string, number>> {
   const runs: Record<string, Record<string, number>> = {};
   for (const r of results) {
-    const kind = r.job.split(':')[0] ?? r.job;
+    const kind = jobKind(r.job);
     const byOutcome = runs[kind] ?? {};
     byOutcome[r.outcome] = (byOutcome[r.outcome] ?? 0) + 1;
     runs[kind] = byOutcome;

@@ -70,6 +70,15 @@ export interface RunTotal {
   units: number;
 }
 
+/**
+ * A job run's name, as the run history, the metrics and the scheduler give it: `trending:<region>`
+ * for a region's trending run, `backfill` for the backfill. Built here and read back by `jobKind`
+ * and `regionOfJob`.
+ */
+export function trendingJob(region: string): string {
+  return `trending:${region}`;
+}
+
 /** `trending:US` → `trending`. */
 export function jobKind(job: string): string {
   return job.split(':')[0] ?? job;

@@ -8,6 +8,7 @@
 import type { VideoResource } from '../cache/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { spendTag } from '../guard/tags.js';
+import { trendingJob } from '../history/types.js';
 import { type JobEnd, JobRun, jobCredential } from './job-run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
@@ -28,7 +29,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
   const requested = String(options.region ?? '').toUpperCase();
   const maxPages = options.maxPages ?? ctx.config.schedules.trending.maxPages;
   let credential = options.credential ?? ctx.config.credentials[0]?.id ?? 'default';
-  const early = new JobRun(ctx, `trending:${requested}`, credential, options.signal);
+  const early = new JobRun(ctx, trendingJob(requested), credential, options.signal);
   let region: string;
   try {
     if (!Number.isInteger(maxPages) || maxPages < 1) {
@@ -41,7 +42,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
   }
   const categories = options.categories ?? ctx.config.categories[region] ?? [];
   const charts: Array<string | undefined> = categories.length ? [...categories] : [undefined];
-  const run = new JobRun(ctx, `trending:${region}`, credential, options.signal);
+  const run = new JobRun(ctx, trendingJob(region), credential, options.signal);
   const tag = spendTag('trending', region, TRENDING_METHOD);
 
   return run.guarded(async (): Promise<JobEnd | undefined> => {

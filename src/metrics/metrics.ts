@@ -14,7 +14,7 @@ import type { Config } from '../config/types.js';
 import { quotaStatus } from '../guard/status.js';
 import type { GuardEvent } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
-import type { RunHistory } from '../history/types.js';
+import { jobKind, type RunHistory, regionOfJob } from '../history/types.js';
 import type { JobResult } from '../job-library/types.js';
 import { clockStepsCorrected } from '../ledger/clock.js';
 import type { Ledger } from '../ledger/types.js';
@@ -45,8 +45,7 @@ const STOP_REASONS = [
 
 /** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
 export function jobLabels(job: string): { job: string; region: string } {
-  const [kind = job, region = ''] = job.split(':');
-  return { job: kind, region };
+  return { job: jobKind(job), region: regionOfJob(job) ?? '' };
 }
 
 export class Metrics {

@@ -9,6 +9,7 @@ import { createGuard, type Guard } from '../guard/guard.js';
 import type { DayOf } from '../guard/pacing.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
 import { openRunHistory } from '../history/index.js';
+import { trendingJob } from '../history/types.js';
 import { runBackfill } from '../job-library/backfill.js';
 import { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from '../job-library/context.js';
 import { runTrending } from '../job-library/trending.js';
@@ -36,7 +37,7 @@ export function scheduledJobs(ctx: JobContext, options: ScheduledJobsOptions = {
   const regions = options.regions ?? ctx.config.regions;
   const credential = options.credential !== undefined ? { credential: options.credential } : {};
   const jobs: ScheduledJob[] = regions.map((region, i) => ({
-    name: `trending:${region}`,
+    name: trendingJob(region),
     cron: t.cron,
     timeZone: t.timeZone,
     offsetMs: i * t.staggerMs,

@@ -53,14 +53,17 @@ export function register(program: Command): void {
         opts.region.length ? [...new Set(opts.region.map((r) => c.region(r)))] : c.regions,
       );
       if (opts.dryRun) {
-        const { dryRunCommand } = await import('../dry-run.js');
+        const [{ dryRunCommand }, { trendingJob }] = await Promise.all([
+          import('../dry-run.js'),
+          import('../../history/types.js'),
+        ]);
         const { maxPages } = config.schedules.trending;
         return dryRunCommand(
           config,
           regions.map((region) => {
             const charts = Math.max(1, config.categories[region]?.length ?? 0);
             return {
-              job: `trending:${region}`,
+              job: trendingJob(region),
               credential,
               method: 'videos.list',
               tier: 'scheduled' as const,
