@@ -27,8 +27,14 @@ export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** Parses a command-line argument as an integer >= 1 (a commander option parser). */
-export function parsePositiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be an integer >= 1');
-  return Number(value);
+/** A commander option parser for an integer >= `min`: the one wording of every count option. */
+export function integerAtLeast(min: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min)
+      throw new InvalidArgumentError(`must be an integer >= ${min}`);
+    return Number(value);
+  };
 }
+
+/** Parses a command-line argument as an integer >= 1 (a commander option parser). */
+export const parsePositiveInt = integerAtLeast(1);

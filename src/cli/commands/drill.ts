@@ -9,6 +9,7 @@ import { ExitCode } from '../../errors.js';
 import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
 import { action } from '../action.js';
 import { formatNumber, table } from '../format.js';
+import { integerAtLeast } from '../options.js';
 
 interface DrillCommandOptions {
   json?: boolean;
@@ -28,14 +29,6 @@ function fraction(value: string): number {
   return n;
 }
 
-function integer(min: number) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < min)
-      throw new InvalidArgumentError(`must be an integer >= ${min}`);
-    return Number(value);
-  };
-}
-
 export function register(program: Command): void {
   program
     .command('drill')
@@ -43,7 +36,12 @@ export function register(program: Command): void {
       'run one compressed quota day against the simulator (8 regions, a backfill backlog, a manual burst, someone else’s spend) and check the figures',
     )
     .option('--json', 'print one JSON object')
-    .option('--day-seconds <n>', 'length of the compressed day in seconds (at least 24)', integer(24), 120)
+    .option(
+      '--day-seconds <n>',
+      'length of the compressed day in seconds (at least 24)',
+      integerAtLeast(24),
+      120,
+    )
     .option(
       '--store <url>',
       'the ledger: sqlite:<path>, redis://host:port or redis-cluster://… (default: a temporary SQLite file)',
@@ -57,7 +55,7 @@ export function register(program: Command): void {
       '-c, --config <file>',
       'a config file whose profiles --profile may name (nothing else in it is used)',
     )
-    .option('--quota <n>', 'daily quota of the metered bucket', integer(100), 10_000)
+    .option('--quota <n>', 'daily quota of the metered bucket', integerAtLeast(100), 10_000)
     .option(
       '--behind-at <fraction>',
       'when someone else spends 20 % of the quota behind the guard, as a fraction of the day',

@@ -9,6 +9,7 @@ import { ExitCode } from '../../errors.js';
 import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
 import type { SimulatorOptions } from '../../simulator/index.js';
 import { action } from '../action.js';
+import { integerAtLeast } from '../options.js';
 
 interface SimulateOptions {
   port: number;
@@ -27,11 +28,6 @@ interface SimulateOptions {
   errorRate?: number;
   resetRate?: number;
   log?: boolean;
-}
-
-function nonNegativeInt(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be an integer >= 0');
-  return Number(value);
 }
 
 function positiveNumber(value: string): number {
@@ -81,7 +77,7 @@ export function register(program: Command): void {
     .description(
       'run a local simulator of the YouTube Data API (quota buckets, faults, synthetic data) until Ctrl-C',
     )
-    .option('--port <port>', 'port to listen on (0: any free port)', nonNegativeInt, 8089)
+    .option('--port <port>', 'port to listen on (0: any free port)', integerAtLeast(0), 8089)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--key <key>', 'accepted API key, K or K@project (repeatable; default: any key)', collect, [])
     .option(
@@ -97,7 +93,7 @@ export function register(program: Command): void {
       '--legacy-errors',
       'errors as before the granular quota: keyInvalid, 403 quotaExceeded for every bucket (default with youtube-classic)',
     )
-    .option('--quota <units>', 'daily units of the main bucket (units)', nonNegativeInt)
+    .option('--quota <units>', 'daily units of the main bucket (units)', integerAtLeast(0))
     .option('--bucket <name=units>', 'daily units of another bucket (repeatable)', collectBucket, [])
     .option('--seed <seed>', 'seed of the synthetic data')
     .option(
@@ -116,7 +112,7 @@ export function register(program: Command): void {
       collectRegion,
       [],
     )
-    .option('--latency <ms>', 'added latency per answer', nonNegativeInt)
+    .option('--latency <ms>', 'added latency per answer', integerAtLeast(0))
     .option('--error-rate <r>', 'share of requests answered 500 backendError (0–1)', rate)
     .option('--reset-rate <r>', 'share of connections reset mid-response (0–1)', rate)
     .option('--log', 'print one JSON line per request served')
