@@ -79,6 +79,10 @@ export class Metrics {
   readonly recordedUnits: Counter<'credential' | 'job'>;
   readonly historyUp: Gauge;
 
+  /**
+   * Declares every metric: one statement each, the name, help text and labels that docs/operations.md
+   * lists. Long (about 120 lines) but flat, a table rather than logic, so it stays in one piece.
+   */
   constructor(sources?: MetricSources) {
     this.#sources = sources;
     const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
