@@ -54,11 +54,14 @@ export class Writer {
   generation = 0;
 
   readonly #indexBatch: number;
+  /** A cache opened read-only (a read-only directory): nothing is indexed, what is indexed is read. */
+  readonly #readOnly: boolean;
 
   constructor(db: Database, indexBatch: number) {
     this.#indexBatch = indexBatch;
+    this.#readOnly = db.readonly;
     registerIndexText(db);
-    resetIndexIfTokenizerChanged(db);
+    if (!this.#readOnly) resetIndexIfTokenizerChanged(db);
     this.#findVideo = db.prepare(`SELECT vid, ${TEXT_COLS} FROM videos WHERE id = ?`);
     const valueMarks = VIDEO_COLUMNS.map(() => '?').join(', ');
     this.#insertVideo = db.prepare(
@@ -149,7 +152,7 @@ export class Writer {
 
   /** Index every pending row now. Returns how many rows were indexed. */
   catchUp(): number {
-    if (this.pending() <= 0) return 0;
+    if (this.#readOnly || this.pending() <= 0) return 0;
     return this.#catchUpTx.immediate();
   }
 

@@ -419,7 +419,8 @@ export class Searcher {
   #ensureHot(): void {
     if (this.#hotBuilt) return;
     const builtAt = this.#stmt("SELECT value FROM meta WHERE key = 'hot_built_at'").pluck().get();
-    if (builtAt === undefined || builtAt === null) {
+    // Read-only (a read-only directory): search without the hot index rather than write it.
+    if ((builtAt === undefined || builtAt === null) && !this.#db.readonly) {
       rebuildHot(this.#db, this.#opts.hotSize, this.#opts.now());
       this.#hotVideos = undefined;
     }

@@ -10,12 +10,24 @@
  *    forward, each step in its own `BEGIN IMMEDIATE` transaction re-checked under the lock. New
  *    files get the store's `PRAGMA application_id`, so that either store recognises the other.
  *
+ * A command that only reads, on a file or a directory it cannot write, skips 2 and 3 and opens the
+ * file read-only (`openReadOnly`).
+ *
  * Every failure is a typed error (errors.ts).
  */
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { QuotaGuardError } from '../errors.js';
+import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
 import { type StoreLabel, storeFailure } from './errors.js';
 import { describeDatabase, describeFileBytes, SQLITE_HEADER, type StoreFormat } from './formats.js';
 
@@ -35,6 +47,11 @@ export interface OpenStoreOptions {
 
 export interface OpenedStore {
   db: Database.Database;
+  /**
+   * The connection cannot write: a command that only reads, on a file or directory it cannot write
+   * (see `openReadOnly`). Nothing that writes (a migration, an index catch-up) may run.
+   */
+  readOnly: boolean;
   /** For messages: the store's name and absolute path. */
   label: StoreLabel;
 }
@@ -89,6 +106,59 @@ function foreign(label: StoreLabel, format: StoreFormat, what: string): QuotaGua
   );
 }
 
+/**
+ * Whether this process cannot write the file or the directory beside it (a read-only mount, another
+ * user's files). Root passes the permission checks but not a read-only mount (EROFS).
+ */
+function cannotWrite(file: string): boolean {
+  for (const p of [dirname(file), file]) {
+    try {
+      accessSync(p, constants.W_OK);
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * SQLite takes a URI for a file name only when better-sqlite3's SQLite is configured for it, which
+ * its native code does once, when it loads, from `SQLITE_USE_URI`. Set here, before the first
+ * connection of the process loads it (nothing else opens SQLite before this module is imported).
+ */
+if (process.env['SQLITE_USE_URI'] === undefined) process.env['SQLITE_USE_URI'] = '1';
+
+/** `file:` URI of an absolute path, with SQLite's URI specials escaped. */
+function fileUri(file: string, query: string): string {
+  return `file:${file.replace(/[%?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}?${query}`;
+}
+
+/**
+ * A WAL database in a directory this process cannot write, for a command that only reads. SQLite
+ * needs the `-wal` and `-shm` files beside a WAL database and cannot create them here:
+ *
+ * - Both exist (a writer is running elsewhere, or one stopped without closing): a read-only
+ *   connection reads through them, under the same locks as any reader, so it sees every committed
+ *   transaction and nothing half-written; with no writer left, SQLite reads the `-wal` into memory.
+ * - No `-wal` (the last connection closed cleanly and folded it into the file): the file alone holds
+ *   everything committed, and a writer cannot be running (a WAL writer keeps its `-wal` for as long
+ *   as it is open), so the file is opened `immutable`: read as it is, without locks or `-shm`.
+ * - A `-wal` without its `-shm`: refused (QG_STORE_UNAVAILABLE). Ignoring the `-wal` would show an
+ *   older state than the one committed.
+ */
+function openReadOnly(file: string, label: StoreLabel, timeout: number): Database.Database {
+  if (existsSync(`${file}-wal`)) {
+    if (!existsSync(`${file}-shm`)) {
+      throw new StoreUnavailableError(
+        `${label.name} '${file}': opening read-only failed: its directory cannot be written and its -wal file has no -shm beside it (open it once where it can be written)`,
+        { details: { path: file } },
+      );
+    }
+    return new Database(file, { readonly: true, fileMustExist: true, timeout });
+  }
+  return new Database(fileUri(file, 'immutable=1'), { readonly: true, fileMustExist: true, timeout });
+}
+
 /** Our file (created by us, or empty), or refuse it; returns its schema version. */
 function identify(db: Database.Database, format: StoreFormat, label: StoreLabel): number {
   const version = db.pragma('user_version', { simple: true }) as number;
@@ -129,10 +199,25 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
   const memory = opts.path === ':memory:';
   const file = memory ? opts.path : resolve(opts.path);
   const label: StoreLabel = { name: format.name, path: file, unreadable: format.unreadable };
+  const create = opts.create ?? true;
+  const timeout = opts.busyTimeoutMs ?? 5000;
   let db: Database.Database | undefined;
   try {
-    if (!memory) checkFile(file, format, label, opts.create ?? true);
-    db = new Database(file, { timeout: opts.busyTimeoutMs ?? 5000 });
+    const exists = !memory && checkFile(file, format, label, create);
+    // A command that only reads, on a file it cannot write: read it without writing anything.
+    if (exists && !create && cannotWrite(file)) {
+      db = openReadOnly(file, label, timeout);
+      const version = identify(db, format, label);
+      if (version < format.migrations.length) {
+        throw new StoreUnavailableError(
+          `${label.name} '${file}': opening read-only failed: its schema (version ${version}) must be brought to version ${format.migrations.length} first, which needs a writable directory (run any command that writes where it can be written)`,
+          { details: { path: file } },
+        );
+      }
+      opts.pragmas?.(db);
+      return { db, label, readOnly: true };
+    }
+    db = new Database(file, { timeout });
     const version = identify(db, format, label);
     if (!memory) {
       db.pragma('journal_mode = WAL');
@@ -142,7 +227,7 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
     db.pragma('synchronous = NORMAL');
     opts.pragmas?.(db);
     migrate(db, format, version);
-    return { db, label };
+    return { db, label, readOnly: false };
   } catch (e) {
     try {
       db?.close();

@@ -63,6 +63,19 @@ export function readOnlyCapableDir(): TestDisk {
   };
 }
 
+/**
+ * A directory that is truly read-only for this process: a tmpfs remounted read-only as root, a
+ * directory without write permission otherwise. Without root the files in it stay writable by
+ * their owner, so the -shm and -wal cases need root: a string says why it cannot be made.
+ */
+export function readOnlyDir(): TestDisk | string {
+  const disk = smallDisk(4096);
+  if (disk) return disk;
+  if (isRoot)
+    return 'running as root but cannot mount a tmpfs (no CAP_SYS_ADMIN?): chmod does not restrict root';
+  return 'not root: cannot mount a tmpfs to remount read-only';
+}
+
 /** A shell prefix that limits the size of any file the command writes to `kib` KiB. */
 export function fileSizeLimit(kib: number): string[] {
   return ['sh', '-c', `ulimit -f ${kib} && exec "$@"`, 'limited'];
