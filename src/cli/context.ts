@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Config, Env } from '../config/types.js';
+import { QuotaGuardError } from '../errors.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../job-library/progress.js';
@@ -39,6 +40,12 @@ export interface OpenContextOptions {
    * naming where it looked, and nothing is created.
    */
   readOnly?: boolean;
+  /**
+   * The command changes what a ledger holds but has nothing to do on a new one (`unblock`): a SQLite
+   * ledger that does not exist is `QG_STORE_NOT_FOUND` (exit 66) naming where it looked, and
+   * nothing is created.
+   */
+  existingLedger?: boolean;
 }
 
 /**
@@ -92,6 +99,13 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
   // A new ledger file is worth a line: a spend from a config that names another file than the
   // jobs use would otherwise start a second quota silently.
   const newFile = s.kind === 'sqlite' && !options.readOnly ? sqliteFileMissing(s.url) : undefined;
+  if (newFile !== undefined && options.existingLedger) {
+    throw new QuotaGuardError(
+      'QG_STORE_NOT_FOUND',
+      `no SQLite ledger at '${newFile}' (nothing was created: this command changes an existing ledger)`,
+      { details: { path: newFile } },
+    );
+  }
   const ledger = await openLedger(s.url, {
     ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
     ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),

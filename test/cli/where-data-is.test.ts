@@ -102,6 +102,24 @@ describe('where the data is', () => {
     expect(existsSync(join(data, 'cache.db'))).toBe(false);
   });
 
+  it('unblock on a missing ledger: one line naming where it looked, exit 66, nothing created', async () => {
+    const data = fresh('unblock');
+    vi.stubEnv('QUOTA_GUARD_DATA', data);
+    const out = await cli('unblock', 'default', 'units');
+    expect(out.code).toBe(66);
+    expect(out.stdout).toBe('');
+    expectOneLine(
+      out.stderr,
+      new RegExp(
+        `no SQLite ledger at '${join(data, 'quota.db')}' \\(nothing was created: this command changes an existing ledger\\) \\(QG_STORE_NOT_FOUND\\)$`,
+      ),
+    );
+    expect(existsSync(join(data, 'quota.db'))).toBe(false);
+    // Once the ledger exists, unblock works on it.
+    expect((await cli('spend', 'default', '--cost', '1')).code).toBe(0);
+    expect((await cli('unblock', 'default', 'units')).code).toBe(0);
+  });
+
   it('a spend that creates a new ledger file says so, once', async () => {
     const data = fresh('new');
     const env = { QUOTA_GUARD_DATA: data, LOG_LEVEL: 'warn' };
