@@ -5,7 +5,7 @@
  * which costs more than the ranking for rare words; the hits are only a page of rows.
  */
 import type { QueryTerm } from './query.js';
-import { type Token, tokenSpans } from './tokenize.js';
+import { nonAsciiTokens, type Token, tokenSpans } from './tokenize.js';
 import { parseTags } from './video.js';
 
 /** Per token: -1, or the index of the first token of the match it belongs to (a phrase spans several). */
@@ -46,12 +46,61 @@ export function snippet(
   return cut(text, tokens, matches(tokens, terms), marks, maxTokens);
 }
 
+const isAsciiAlnum = (c: number): boolean =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/** Whether `token` could be a token of a pure ASCII run of `lower` (the text lower-cased). */
+function inAsciiRun(lower: string, token: string, prefix: boolean): boolean {
+  for (let i = 0; i < token.length; i++) if (!isAsciiAlnum(token.charCodeAt(i))) return false;
+  for (let k = lower.indexOf(token); k >= 0; k = lower.indexOf(token, k + 1)) {
+    // Such a run starts and ends at ASCII punctuation, a space or the text's end.
+    const before = k === 0 ? 32 : lower.charCodeAt(k - 1);
+    if (before >= 128 || isAsciiAlnum(before)) continue;
+    if (prefix) return true;
+    const end = k + token.length;
+    const after = end === lower.length ? 32 : lower.charCodeAt(end);
+    if (after < 128 && !isAsciiAlnum(after)) return true;
+  }
+  return false;
+}
+
+/**
+ * False when no term can match in `text`, decided without tokenizing all of it: a term's first
+ * token (or, for a one-word prefix, its start) must be among the text's tokens. A token of a pure
+ * ASCII run is that run lower-cased, so it is in `text.toLowerCase()` between ASCII characters
+ * that are not letters or digits; only the runs holding a non-ASCII character (a few words of
+ * most Latin text) go through the word rules. True means "maybe": the caller then tokenizes the
+ * whole text as before, so snippets are the same.
+ */
+export function mayMatch(text: string, terms: readonly QueryTerm[]): boolean {
+  if (text === '') return false;
+  const lower = text.toLowerCase();
+  for (const t of terms) if (inAsciiRun(lower, t.tokens[0]!, t.prefix && t.tokens.length === 1)) return true;
+  let ascii = true;
+  for (let i = 0; i < text.length && ascii; i++) if (text.charCodeAt(i) >= 128) ascii = false;
+  if (ascii) return false;
+  for (const token of nonAsciiTokens(text)) {
+    for (const t of terms) {
+      const first = t.tokens[0]!;
+      if (t.prefix && t.tokens.length === 1 ? token.startsWith(first) : token === first) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether a term matches in `text`, from all of its tokens (what `mayMatch` must never deny). */
+export function matchesIn(text: string, terms: readonly QueryTerm[]): boolean {
+  return matches(tokenSpans(text), terms).some((g) => g >= 0);
+}
+
 /** The snippet of `text` when a term matches in it, else null (without building the unmatched one). */
 function matchedSnippet(
   text: string,
   terms: readonly QueryTerm[],
   marks: readonly [string, string],
 ): string | null {
+  // Most hits of a rare word match in the title: their description is not tokenized.
+  if (!mayMatch(text, terms)) return null;
   const tokens = tokenSpans(text);
   const group = matches(tokens, terms);
   if (!group.some((g) => g >= 0)) return null;
@@ -65,25 +114,25 @@ function cut(
   [open, close]: readonly [string, string],
   maxTokens: number,
 ): Snippet {
-  const hit = Array.from(group, (g) => g >= 0);
   let from = 0;
   let to = tokens.length;
   if (tokens.length > maxTokens) {
     let best = 0;
     let count = 0;
-    for (let i = 0; i < maxTokens; i++) if (hit[i]) count++;
+    for (let i = 0; i < maxTokens; i++) if (group[i]! >= 0) count++;
     let bestCount = count;
     for (let i = 1; i + maxTokens <= tokens.length; i++) {
-      if (hit[i - 1]) count--;
-      if (hit[i + maxTokens - 1]) count++;
+      if (group[i - 1]! >= 0) count--;
+      if (group[i + maxTokens - 1]! >= 0) count++;
       if (count > bestCount) {
         bestCount = count;
         best = i;
       }
     }
     // Start a few tokens before the window's first match, so the match has some context.
-    const first = hit.indexOf(true, best);
-    if (first >= 0) best = Math.min(Math.max(0, first - 3), tokens.length - maxTokens);
+    let first = best;
+    while (first < tokens.length && group[first]! < 0) first++;
+    if (first < tokens.length) best = Math.min(Math.max(0, first - 3), tokens.length - maxTokens);
     from = best;
     to = from + maxTokens;
   }

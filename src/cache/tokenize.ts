@@ -246,7 +246,11 @@ function wordSpans(raw: string): WordSpans {
  * non-ASCII character (extended over the ASCII letters and digits around it, so it starts and
  * ends where no word can continue) goes through RAW and the word rules.
  */
-function eachToken(text: string, visit: (token: string, start: number, end: number) => void): void {
+function eachToken(
+  text: string,
+  visit: (token: string, start: number, end: number) => void,
+  asciiRuns = true,
+): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -263,8 +267,9 @@ function eachToken(text: string, visit: (token: string, start: number, end: numb
       else if (!isAsciiAlnum(c)) break;
       j++;
     }
-    if (ascii) visit(text.slice(i, j).toLowerCase(), i, j);
-    else {
+    if (ascii) {
+      if (asciiRuns) visit(text.slice(i, j).toLowerCase(), i, j);
+    } else {
       const run = text.slice(i, j);
       for (const m of run.matchAll(RAW)) {
         const at = i + m.index;
@@ -279,6 +284,17 @@ function eachToken(text: string, visit: (token: string, start: number, end: numb
 export function tokenSpans(text: string): Token[] {
   const out: Token[] = [];
   eachToken(text, (token, start, end) => out.push({ token, start, end }));
+  return out;
+}
+
+/**
+ * The tokens of `text` that come from its runs holding a non-ASCII character, in order; the tokens
+ * of its pure ASCII runs, which are those runs lower-cased, are left out (a caller looks for them
+ * in the lower-cased text).
+ */
+export function nonAsciiTokens(text: string): string[] {
+  const out: string[] = [];
+  eachToken(text, (token) => out.push(token), false);
   return out;
 }
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery } from '../../src/cache/query.js';
-import { hitSnippet, snippet } from '../../src/cache/snippet.js';
+import { parseQuery, type QueryTerm } from '../../src/cache/query.js';
+import { hitSnippet, matchesIn, mayMatch, snippet } from '../../src/cache/snippet.js';
+import { tokens } from '../../src/cache/tokenize.js';
+import { EMOJI, LEXICON } from '../../src/simulator/lexicon.js';
+import { rng } from '../../src/simulator/rng.js';
 
 const M = ['[', ']'] as const;
 const terms = (q: string) => parseQuery(q).include;
@@ -42,5 +45,91 @@ describe('snippets', () => {
     expect(
       hitSnippet({ description: null, title: null, tags: 'not json', channelTitle: null }, terms('x'), M),
     ).toBe('');
+  });
+});
+
+/** Every string of the simulator's word lists, in every language (titles, tags, names, descriptions). */
+function lexiconTexts(): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) walk(x);
+  };
+  walk(LEXICON);
+  walk(EMOJI);
+  return out;
+}
+
+const term = (tokens: string[], prefix: boolean): QueryTerm => ({ tokens, prefix, fts: '' });
+
+describe('the check that skips tokenizing a field no term can match in', () => {
+  it('never denies a match that the full tokens have, over every script and tricky folding', () => {
+    const texts = [
+      ...lexiconTexts(),
+      'The Pokémon World Record run!',
+      'ＭＶ公開 ＦＵＬＬ ｖｅｒｓｉｏｎ',
+      'Straße und STRASSE, Ærø, Łódź, İstanbul, ΣΟΦΟΣ',
+      'café-crème x CAFÉ; naïve…coöperate',
+      "BTS 방탄소년단 'Dynamite' Official MV",
+      'ﬁnal ﬂag ① ⑴ Ⅻ ｶﾀｶﾅ',
+      'don\u00ADt stop\u200Dme soft\u2060joined',
+      'ёлка Ёлка приве́т',
+      'क़िला ख़ बाज़ार',
+      'مُحَمَّد ـــ שָׁלוֹם',
+      'สวัสดีครับ ミュージックビデオ 公式MV 官方',
+      '',
+      '   ',
+    ];
+    const r = rng(7);
+    let checked = 0;
+    let denied = 0;
+    for (const [i, text] of texts.entries()) {
+      const own: QueryTerm[] = [];
+      const toks = tokens(text);
+      for (const [k, t] of toks.entries()) {
+        own.push(term([t], false));
+        const cps = Array.from(t);
+        if (cps.length > 2) own.push(term([cps.slice(0, 2).join('')], true));
+        if (k + 1 < toks.length) own.push(term([t, toks[k + 1]!], false), term([t, toks[k + 1]!], true));
+      }
+      for (const word of text.split(/\s+/u)) {
+        try {
+          own.push(...parseQuery(word).include);
+        } catch {
+          // nothing searchable in it
+        }
+      }
+      // Terms of other texts: mostly no match, which is where the check says no.
+      const others = [...own];
+      for (let k = 0; k < 6; k++) {
+        const other = tokens(texts[r.int(0, texts.length - 1)]!);
+        if (other.length > 0) others.push(term([other[r.int(0, other.length - 1)]!], r.int(0, 3) === 0));
+      }
+      for (const t of others) {
+        const full = matchesIn(text, [t]);
+        const fast = mayMatch(text, [t]);
+        if (full && !fast) throw new Error(`denied ${JSON.stringify(t.tokens)} in text ${i}: ${text}`);
+        checked++;
+        if (!fast) denied++;
+      }
+      if (others.some((t) => matchesIn(text, [t]))) expect(mayMatch(text, others)).toBe(true);
+    }
+    expect(checked).toBeGreaterThan(5000);
+    expect(denied).toBeGreaterThan(checked / 20);
+  });
+
+  it('gives the same snippets as tokenizing every field', () => {
+    const fields = {
+      description: 'Ein Lied über Straße und Café, mit Pokémon',
+      title: 'POKEMON – Straße ＭＶ',
+      tags: JSON.stringify(['café crème', 'naïve']),
+      channelTitle: 'Kanal',
+    };
+    expect(hitSnippet(fields, terms('strasse'), M)).toBe('Ein Lied über [Straße] und Café, mit Pokémon');
+    expect(hitSnippet(fields, terms('mv'), M)).toBe('POKEMON – Straße [ＭＶ]');
+    expect(hitSnippet(fields, terms('naive'), M)).toBe('café crème, [naïve]');
+    expect(hitSnippet(fields, terms('kanal'), M)).toBe('[Kanal]');
+    expect(hitSnippet(fields, terms('cafe*'), M)).toBe('Ein Lied über Straße und [Café], mit Pokémon');
   });
 });
