@@ -14,17 +14,18 @@ import { formatPath, type Problems } from './problems.js';
 import { ISO_3166_1_ALPHA_2 } from './regions.js';
 import type { Amount, RawConfig, RawCredential } from './schema.js';
 import { parseStoreUrl } from './store-url.js';
-import type {
-  BackfillPace,
-  BucketConfig,
-  BudgetConfig,
-  Config,
-  CredentialConfig,
-  Env,
-  ExpectedSpendConfig,
-  ScheduleConfig,
-  StoreConfig,
-  Tier,
+import {
+  type BackfillPace,
+  type BucketConfig,
+  type BudgetConfig,
+  type Config,
+  type CredentialConfig,
+  type Env,
+  type ExpectedSpendConfig,
+  type ScheduleConfig,
+  type StoreConfig,
+  TIERS,
+  type Tier,
 } from './types.js';
 
 export type Resolved = Omit<Config, 'credential' | 'region' | 'apiKey'>;
@@ -256,7 +257,7 @@ function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problem
         bucket,
         limit: b.limit,
         windowMs: b.window,
-        tiers: (b.tiers ?? ['scheduled', 'backfill', 'manual']) as Tier[],
+        tiers: (b.tiers ?? [...TIERS]) as Tier[],
         ...(b.methods ? { methods: [...b.methods] } : {}),
       };
       (cred.budgets as BudgetConfig[]).push(budget);

@@ -15,6 +15,7 @@ import {
   MAX_WINDOW_MS,
 } from './defaults.js';
 import { formatDuration, parseDuration } from './duration.js';
+import { TIERS } from './types.js';
 
 const DURATION_HINT = 'must be a duration such as 30s, 15m, 24h (or a number of ms)';
 
@@ -82,7 +83,7 @@ const windowSpec = z.union([z.number(), z.string()]).transform((v, ctx): RawWind
 });
 
 const positiveIntSchema = z.number().int().positive();
-const tier = z.enum(['scheduled', 'backfill', 'manual']);
+const tier = z.enum(TIERS);
 
 const pace = z.strictObject({ limit: positiveIntSchema, window: windowDuration });
 

@@ -10,8 +10,8 @@ import type { StoreKind } from './store-url.js';
 export type { StoreKind };
 
 /** Priority tiers on one bucket: each spends the same log up to its own ceiling. */
-export type Tier = 'scheduled' | 'backfill' | 'manual';
-export const TIERS: readonly Tier[] = ['scheduled', 'backfill', 'manual'];
+export const TIERS = ['scheduled', 'backfill', 'manual'] as const;
+export type Tier = (typeof TIERS)[number];
 
 /** What a call site does when the ledger store is unavailable. */
 export type FailMode = 'open' | 'closed';

@@ -14,7 +14,8 @@
  * - `failed`: a configuration problem (missing API key, unknown region or credential, a key the
  *   upstream rejects) — exit 78, or a request the upstream refused as malformed — exit 70.
  */
-export type JobOutcome = 'done' | 'stopped' | 'aborted' | 'unavailable' | 'failed';
+export const JOB_OUTCOMES = ['done', 'stopped', 'aborted', 'unavailable', 'failed'] as const;
+export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 
 /** Runs kept per credential; older ones are dropped as new ones arrive (about 50 days of 8 hourly regions and a backfill). */
 export const MAX_RUNS_PER_CREDENTIAL = 10_000;

@@ -10,11 +10,11 @@
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Cache } from '../cache/index.js';
-import type { Config } from '../config/types.js';
+import { type Config, TIERS } from '../config/types.js';
 import { quotaStatus } from '../guard/status.js';
 import type { GuardEvent } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
-import { jobKind, type RunHistory, regionOfJob } from '../history/types.js';
+import { JOB_OUTCOMES, jobKind, type RunHistory, regionOfJob } from '../history/types.js';
 import type { JobResult } from '../job-library/types.js';
 import { clockStepsCorrected } from '../ledger/clock.js';
 import type { Ledger } from '../ledger/types.js';
@@ -30,9 +30,7 @@ export interface MetricSources {
   history?: RunHistory;
 }
 
-const TIERS = ['scheduled', 'backfill', 'manual'] as const;
 const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed'] as const;
-const OUTCOMES = ['done', 'stopped', 'aborted', 'unavailable', 'failed'] as const;
 const JOBS = ['trending', 'backfill'] as const;
 const STOP_REASONS = [
   'budget',
@@ -220,7 +218,7 @@ export class Metrics {
       }
     }
     for (const job of JOBS) {
-      for (const outcome of OUTCOMES) this.jobRuns.inc({ job, outcome }, 0);
+      for (const outcome of JOB_OUTCOMES) this.jobRuns.inc({ job, outcome }, 0);
       this.jobUnits.inc({ job }, 0);
       this.skipped.inc({ job }, 0);
     }
@@ -348,7 +346,7 @@ export class Metrics {
       for (const credential of credentials)
         for (const job of JOBS) {
           this.recordedUnits.inc({ credential, job }, 0);
-          for (const outcome of OUTCOMES) this.recordedRuns.inc({ credential, job, outcome }, 0);
+          for (const outcome of JOB_OUTCOMES) this.recordedRuns.inc({ credential, job, outcome }, 0);
         }
       for (const t of totals) {
         this.recordedRuns.inc({ credential: t.credential, job: t.job, outcome: t.outcome }, t.runs);

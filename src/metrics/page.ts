@@ -12,7 +12,7 @@
  */
 import { DateTime } from 'luxon';
 import { startOfDay } from '../calendar-day.js';
-import type { Config } from '../config/types.js';
+import type { Config, Tier } from '../config/types.js';
 import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
 import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
@@ -305,7 +305,7 @@ export function renderStatusPage(d: StatusPageData): string {
       const [start, end] = windowOf(b, c.timeZone, now);
       const points = chartPoints(b, c.id, c.timeZone, d.runs, now);
       const guardLine = d.pacing?.[`${c.id}/${b.id}`];
-      const held = (t: 'scheduled' | 'backfill' | 'manual') =>
+      const held = (t: Tier) =>
         `<b>${num(b.spendable[t])}</b>${b.spendableLimitedBy[t] ? ` <span class="muted">(${esc(b.spendableLimitedBy[t]!)})</span>` : ''}`;
       if (b.blockedUntil)
         blocks.push(
