@@ -62,7 +62,15 @@ export interface SpendOutcome {
   at: number;
 }
 
-export type StopReason = 'budget' | 'blocked' | 'store-down' | 'upstream-quota' | 'rate-limited' | 'aborted';
+export const STOP_REASONS = [
+  'budget',
+  'blocked',
+  'store-down',
+  'upstream-quota',
+  'rate-limited',
+  'aborted',
+] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
 
 /**
  * A job should stop now rather than wait: says what was left, why, and when it can resume.

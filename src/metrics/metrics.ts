@@ -12,7 +12,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Cache } from '../cache/index.js';
 import { type Config, TIERS } from '../config/types.js';
 import { quotaStatus } from '../guard/status.js';
-import type { GuardEvent } from '../guard/types.js';
+import { type GuardEvent, STOP_REASONS } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
 import { JOB_OUTCOMES, jobKind, type RunHistory, regionOfJob } from '../history/types.js';
 import type { JobResult } from '../job-library/types.js';
@@ -32,14 +32,6 @@ export interface MetricSources {
 
 const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed'] as const;
 const JOBS = ['trending', 'backfill'] as const;
-const STOP_REASONS = [
-  'budget',
-  'blocked',
-  'store-down',
-  'upstream-quota',
-  'rate-limited',
-  'aborted',
-] as const;
 
 /** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
 export function jobLabels(job: string): { job: string; region: string } {
