@@ -30,18 +30,19 @@ interface Scored {
   score: number;
 }
 
-interface HitRow {
-  vid: number;
-  id: string;
-  title: string | null;
-  channel_id: string | null;
-  channel_title: string | null;
-  description: string | null;
-  tags: string | null;
-  view_count: number | null;
-  published_at: number | null;
-  regions: string | null;
-}
+/** A hit's row: vid, id, title, channel_id, channel_title, description, tags, view_count, published_at, regions. */
+type HitRow = [
+  number,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number | null,
+  string | null,
+];
 
 interface Filters {
   region: string | null;
@@ -316,12 +317,16 @@ export class Searcher {
     }
     const commonInclude = selective.length < q.include.length;
     const { sql, params } = filterSql('videos_fts', f);
+    // The page's size written into the statement: SQLite keeps only that many rows while it sorts
+    // when the LIMIT is a literal (measured: a tenth of a rare word's ranking). `n` is at most
+    // MAX_LIMIT + 1, so there are few such statements.
+    const page = `LIMIT ${n}${offset > 0 ? ' OFFSET @offset' : ''}`;
     if (!commonInclude && !q.exclude.some((t) => this.#isCommon(t))) {
       // Exact bm25 over everything (excluded selective terms are cheap for bm25 to weigh).
       const rows = this.#stmt(
         `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
-         WHERE videos_fts MATCH @match ${sql} ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
-      ).all({ ...params, match: full, n, offset }) as Scored[];
+         WHERE videos_fts MATCH @match ${sql} ORDER BY score, rowid DESC ${page}`,
+      ).all({ ...params, match: full, ...(offset > 0 ? { offset } : {}) }) as Scored[];
       return { rows, ranking: 'bm25' };
     }
     // The selective terms bound the work: the full expression's matches (FTS5 intersects by seeking
@@ -332,8 +337,13 @@ export class Searcher {
       `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
        WHERE videos_fts MATCH @selective
          AND +rowid IN (SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql})
-       ORDER BY score, rowid DESC LIMIT @n OFFSET @offset`,
-    ).all({ ...params, selective: matchExpression(selective), match: full, n, offset }) as Scored[];
+       ORDER BY score, rowid DESC ${page}`,
+    ).all({
+      ...params,
+      selective: matchExpression(selective),
+      match: full,
+      ...(offset > 0 ? { offset } : {}),
+    }) as Scored[];
     return { rows, ranking: commonInclude ? 'bm25-selective' : 'bm25' };
   }
 
@@ -427,35 +437,36 @@ export class Searcher {
     this.#hotBuilt = true;
   }
 
-  /** The hits' rows (with their regions) in one statement for the whole page. */
+  /**
+   * The hits' rows (with their regions) in one statement for the whole page, as arrays (better-
+   * sqlite3 builds an object per row otherwise, a tenth of the rows' cost).
+   */
   #decorate(rows: Scored[], terms: readonly QueryTerm[], marks: [string, string]): SearchHit[] {
     if (rows.length === 0) return [];
     const vids = JSON.stringify(rows.map((r) => r.vid));
-    const info = new Map(
-      (
-        this.#stmt(
-          `SELECT vid, id, title, channel_id, channel_title, description, tags, view_count, published_at,
-                  regions
-           FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
-        ).all(vids) as HitRow[]
-      ).map((v) => [v.vid, v]),
-    );
+    const info = new Map<number, HitRow>();
+    for (const v of this.#stmt(
+      `SELECT vid, id, title, channel_id, channel_title, description, tags, view_count, published_at,
+              regions
+       FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
+    )
+      .raw()
+      .all(vids) as HitRow[]) {
+      info.set(v[0], v);
+    }
     return rows.map(({ vid, score }) => {
-      const v = info.get(vid)!;
+      const [, id, title, channelId, channelTitle, description, tags, viewCount, publishedAt, regions] =
+        info.get(vid)!;
       return {
-        id: v.id,
-        title: v.title ?? '',
-        channelId: v.channel_id,
-        channelTitle: v.channel_title ?? '',
-        snippet: hitSnippet(
-          { description: v.description, title: v.title, tags: v.tags, channelTitle: v.channel_title },
-          terms,
-          marks,
-        ),
+        id,
+        title: title ?? '',
+        channelId,
+        channelTitle: channelTitle ?? '',
+        snippet: hitSnippet({ description, title, tags, channelTitle }, terms, marks),
         score: score === 0 ? 0 : -score,
-        regions: v.regions === null || v.regions === '' ? [] : v.regions.split(',').sort(),
-        viewCount: v.view_count,
-        publishedAt: v.published_at,
+        regions: regions === null || regions === '' ? [] : regions.split(',').sort(),
+        viewCount,
+        publishedAt,
       };
     });
   }
