@@ -246,11 +246,7 @@ function wordSpans(raw: string): WordSpans {
  * non-ASCII character (extended over the ASCII letters and digits around it, so it starts and
  * ends where no word can continue) goes through RAW and the word rules.
  */
-function eachToken(
-  text: string,
-  visit: (token: string, start: number, end: number) => void,
-  asciiRuns = true,
-): void {
+function eachToken(text: string, visit: (token: string, start: number, end: number) => void): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -267,15 +263,8 @@ function eachToken(
       else if (!isAsciiAlnum(c)) break;
       j++;
     }
-    if (ascii) {
-      if (asciiRuns) visit(text.slice(i, j).toLowerCase(), i, j);
-    } else {
-      const run = text.slice(i, j);
-      for (const m of run.matchAll(RAW)) {
-        const at = i + m.index;
-        for (const s of wordSpans(m[0])) visit(s.token, at + s.from, at + s.to);
-      }
-    }
+    if (ascii) visit(text.slice(i, j).toLowerCase(), i, j);
+    else visitRun(text, i, j, visit);
     i = j;
   }
 }
@@ -287,14 +276,48 @@ export function tokenSpans(text: string): Token[] {
   return out;
 }
 
+/** The tokens of `text[i, j)`, a run holding a non-ASCII character, through RAW and the word rules. */
+function visitRun(
+  text: string,
+  i: number,
+  j: number,
+  visit: (token: string, start: number, end: number) => void,
+): void {
+  const run = text.slice(i, j);
+  for (const m of run.matchAll(RAW)) {
+    const at = i + m.index;
+    for (const s of wordSpans(m[0])) visit(s.token, at + s.from, at + s.to);
+  }
+}
+
+const NON_ASCII = /[^\0-\x7F]/g;
+/** Tokens of recently seen non-ASCII runs (a run is whole words, so its tokens are the same alone). */
+const runTokenMemo = new Memo<string[]>();
+
 /**
  * The tokens of `text` that come from its runs holding a non-ASCII character, in order; the tokens
  * of its pure ASCII runs, which are those runs lower-cased, are left out (a caller looks for them
- * in the lower-cased text).
+ * in the lower-cased text). The runs are those of `eachToken` (the longest stretches of ASCII
+ * letters, digits and non-ASCII characters), found from their non-ASCII characters.
  */
 export function nonAsciiTokens(text: string): string[] {
   const out: string[] = [];
-  eachToken(text, (token) => out.push(token), false);
+  const inRun = (c: number) => c >= 128 || isAsciiAlnum(c);
+  NON_ASCII.lastIndex = 0;
+  for (let m = NON_ASCII.exec(text); m !== null; m = NON_ASCII.exec(text)) {
+    let i = m.index;
+    while (i > 0 && inRun(text.charCodeAt(i - 1))) i--;
+    let j = m.index + 1;
+    while (j < text.length && inRun(text.charCodeAt(j))) j++;
+    const run = text.slice(i, j);
+    let runTokens = runTokenMemo.get(run);
+    if (runTokens === undefined) {
+      runTokens = tokens(run);
+      runTokenMemo.set(run, runTokens);
+    }
+    for (const t of runTokens) out.push(t);
+    NON_ASCII.lastIndex = j;
+  }
   return out;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseQuery, type QueryTerm } from '../../src/cache/query.js';
 import { hitSnippet, matchesIn, mayMatch, snippet } from '../../src/cache/snippet.js';
-import { tokens } from '../../src/cache/tokenize.js';
+import { nonAsciiTokens, tokenSpans, tokens } from '../../src/cache/tokenize.js';
 import { EMOJI, LEXICON } from '../../src/simulator/lexicon.js';
 import { rng } from '../../src/simulator/rng.js';
 
@@ -117,6 +117,22 @@ describe('the check that skips tokenizing a field no term can match in', () => {
     }
     expect(checked).toBeGreaterThan(5000);
     expect(denied).toBeGreaterThan(checked / 20);
+  });
+
+  it('finds the tokens of the runs holding a non-ASCII character as tokenizing the whole text does', () => {
+    const inRun = (c: number) => c >= 128 || /[A-Za-z0-9]/.test(String.fromCharCode(c));
+    for (const text of [...lexiconTexts(), 'Ａb café-x ÿ,z 12é34 ..é', 'é', 'a é b', '']) {
+      const want = tokenSpans(text)
+        .filter(({ start }) => {
+          let i = start;
+          while (i > 0 && inRun(text.charCodeAt(i - 1))) i--;
+          let j = start;
+          while (j < text.length && inRun(text.charCodeAt(j))) j++;
+          return /[^\0-\x7F]/.test(text.slice(i, j));
+        })
+        .map((t) => t.token);
+      expect(nonAsciiTokens(text)).toEqual(want);
+    }
   });
 
   it('gives the same snippets as tokenizing every field', () => {
