@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestContext } from 'vitest';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -79,4 +80,17 @@ export function readOnlyDir(): TestDisk | string {
 /** A shell prefix that limits the size of any file the command writes to `kib` KiB. */
 export function fileSizeLimit(kib: number): string[] {
   return ['sh', '-c', `ulimit -f ${kib} && exec "$@"`, 'limited'];
+}
+
+/**
+ * The disk, or the test skipped with the reason printed when it cannot be made here; in CI
+ * (`CI` set) it fails instead, so CI never skips it silently.
+ */
+export function diskOrSkip(ctx: TestContext, d: TestDisk | string): TestDisk {
+  if (typeof d !== 'string') return d;
+  const why = d;
+  if (process.env['CI']) throw new Error(why);
+  console.warn(`skipped: ${why}`);
+  ctx.skip();
+  throw new Error(why); // not reached: skip() throws
 }

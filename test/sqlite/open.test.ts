@@ -23,7 +23,14 @@ import { openCache } from '../../src/cache/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { video } from '../cache/helpers.js';
 import { cli, configFile, expectOneLine } from '../cli/helpers.js';
-import { fileSizeLimit, readOnlyCapableDir, readOnlyDir, smallDisk, type TestDisk } from '../harness/disk.js';
+import {
+  diskOrSkip,
+  fileSizeLimit,
+  readOnlyCapableDir,
+  readOnlyDir,
+  smallDisk,
+  type TestDisk,
+} from '../harness/disk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qg-sqlite-open-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -161,15 +168,8 @@ describe('a full disk', () => {
     disk = smallDisk(384);
   });
   afterAll(() => disk?.cleanup());
-  /** The disk, or the test skipped with the reason printed (never in CI). */
-  const fullDisk = (ctx: TestContext): TestDisk => {
-    if (disk) return disk;
-    const why = 'a full disk needs root and a mountable tmpfs';
-    if (process.env['CI']) throw new Error(why);
-    console.warn(`skipped: ${why}`);
-    ctx.skip();
-    throw new Error('unreachable');
-  };
+  const fullDisk = (ctx: TestContext): TestDisk =>
+    diskOrSkip(ctx, disk ?? 'a full disk needs root and a mountable tmpfs');
 
   it('every ledger and cache method fails with QG_STORE_UNAVAILABLE, close() included', async (ctx) => {
     const d = fullDisk(ctx);
@@ -301,13 +301,7 @@ describe('a read-only data directory', () => {
     'close',
     'kill',
   ] as const)('after a writer that did %s: status, history, search and a dry run read it all, exit 0', async (how, ctx) => {
-    const d = readOnlyDir();
-    if (typeof d === 'string') {
-      if (process.env['CI']) throw new Error(d);
-      console.warn(`skipped: ${d}`);
-      ctx.skip();
-      return;
-    }
+    const d = diskOrSkip(ctx, readOnlyDir());
     try {
       const ledgerFile = join(d.dir, 'quota.db');
       const cacheFile = join(d.dir, 'cache.db');
@@ -368,13 +362,7 @@ describe('a read-only data directory', () => {
   });
 
   it('a -wal without its -shm (removed by hand): one line naming what is missing, exit 69', async (ctx) => {
-    const d = readOnlyDir();
-    if (typeof d === 'string') {
-      if (process.env['CI']) throw new Error(d);
-      console.warn(`skipped: ${d}`);
-      ctx.skip();
-      return;
-    }
+    const d = diskOrSkip(ctx, readOnlyDir());
     try {
       const ledgerFile = join(d.dir, 'quota.db');
       const cfg = configFile(`store: sqlite:${ledgerFile}\n`);
