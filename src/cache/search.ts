@@ -60,6 +60,8 @@ const MAX_OFFSET = 10_000;
 const BROAD_COMPLETIONS = 16;
 /** A narrow prefix is searched as the OR of all its words when it has at most this many. */
 const NARROW_COMPLETIONS = 64;
+/** Counts of at most this many words (and as many prefixes and queries) are kept between searches. */
+const REMEMBERED_MAX = 50_000;
 
 interface PrefixInfo {
   /** Videos with a word starting with the prefix (at most the sum over its words). */
@@ -80,6 +82,8 @@ export interface SearcherOptions {
   rankedMatches: number;
   hotSize: number;
   now: () => number;
+  /** Words, prefixes and queries whose counts are kept, each; default REMEMBERED_MAX. */
+  remembered?: number;
 }
 
 export class Searcher {
@@ -149,15 +153,23 @@ export class Searcher {
     if (key !== this.#countsKey) {
       // Counts over the cap stay valid (videos are never removed); the others may have grown.
       for (const [k, v] of this.#counts) if (v <= this.#opts.commonTermDocs) this.#counts.delete(k);
-      if (this.#counts.size > 50_000) this.#counts.clear();
       for (const [k, v] of this.#matchCounts) if (v <= this.#opts.rankedMatches) this.#matchCounts.delete(k);
-      if (this.#matchCounts.size > 50_000) this.#matchCounts.clear();
       this.#estimated.clear();
       this.#prefixes.clear();
       this.#hotVideos = undefined;
       this.#hotBuilt = false;
       this.#countsKey = key;
     }
+    // Bounded on every search, not only when the index changed: a cache that is only searched (a
+    // read-only file, a process that never ingests) keeps its mark, and would otherwise remember
+    // every word, prefix and query it was ever asked about.
+    const max = this.#opts.remembered ?? REMEMBERED_MAX;
+    if (this.#counts.size > max) {
+      this.#counts.clear();
+      this.#estimated.clear();
+    }
+    if (this.#matchCounts.size > max) this.#matchCounts.clear();
+    if (this.#prefixes.size > max) this.#prefixes.clear();
   }
 
   /** Per token of a term: its documents (a word's counted or estimated, a prefix's; see `termDocs`). */
