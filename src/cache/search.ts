@@ -134,11 +134,6 @@ export class Searcher {
    * as much as its commonest word, whose whole match list bm25 reads, however rare the phrase is
    * (`"of the rarest"`; a Thai or katakana word is a phrase of common letter pairs).
    */
-  termDocs(term: QueryTerm): number {
-    this.#refresh();
-    return this.#termDocs(term);
-  }
-
   #termDocs(term: QueryTerm): number {
     return Math.max(...this.#tokenDocs(term));
   }
@@ -172,7 +167,7 @@ export class Searcher {
     if (this.#prefixes.size > max) this.#prefixes.clear();
   }
 
-  /** Per token of a term: its documents (a word's counted or estimated, a prefix's; see `termDocs`). */
+  /** Per token of a term: its documents (a word's counted or estimated, a prefix's; see `#termDocs`). */
   #tokenDocs(term: QueryTerm): number[] {
     return term.tokens.map((tok, i) => {
       if (term.prefix && i === term.tokens.length - 1) return this.#prefix(tok).docs;
