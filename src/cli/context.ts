@@ -5,6 +5,7 @@
  * loads it.
  */
 import { existsSync } from 'node:fs';
+import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, Env } from '../config/types.js';
 import { QuotaGuardError } from '../errors.js';
 import { createGuard, type Guard } from '../guard/guard.js';
@@ -84,8 +85,9 @@ export function cliLogger(env: Env = process.env): GuardLogger {
 
 /** The file of a `sqlite:` URL when it does not exist yet (the config makes it absolute). */
 function sqliteFileMissing(url: string): string | undefined {
-  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-  return path !== ':memory:' && !existsSync(path) ? path : undefined;
+  const store = parseStoreUrl(url);
+  if (store.kind !== 'sqlite' || store.path === ':memory:') return undefined;
+  return existsSync(store.path) ? undefined : store.path;
 }
 
 /** Load the config and open its ledger store. */
