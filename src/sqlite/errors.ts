@@ -12,6 +12,7 @@
  * A file-system error from Node (`EACCES`, `EROFS`, `ENOSPC`… while creating the directory or
  * reading the file's header) is the first kind. Nothing SQLite throws leaves a store untyped.
  */
+import { existsSync, statSync } from 'node:fs';
 import { QuotaGuardError, type QuotaGuardErrorOptions, StoreUnavailableError } from '../errors.js';
 
 /** Which store a failure is about, for the message and the code of an unreadable file. */
@@ -22,6 +23,11 @@ export interface StoreLabel {
   path: string;
   /** The store's error for a file of its own it cannot read (damaged, or of a newer schema). */
   unreadable: (message: string, options: QuotaGuardErrorOptions) => QuotaGuardError;
+  /**
+   * Set when the file was opened `immutable` (read without locks: open.ts), to what it was then. A
+   * writer elsewhere that folds its `-wal` into the file meanwhile changes pages under the reads.
+   */
+  immutable?: { mtimeMs: number; size: number };
 }
 
 export type FailureKind = 'unavailable' | 'unreadable' | 'bug';
@@ -95,5 +101,22 @@ export function storeFailure(e: unknown, store: StoreLabel, what: string): unkno
   }
   const message = `${where}: ${says} (${code})`;
   if (primary.kind === 'unavailable') return new StoreUnavailableError(message, { cause: e, details });
+  if (store.immutable !== undefined && changedSince(store.path, store.immutable)) {
+    return new StoreUnavailableError(
+      `${where}: a writer changed the file while this command read it without locks (its directory cannot be written); run the command again (${code})`,
+      { cause: e, details },
+    );
+  }
   return store.unreadable(message, { cause: e, details });
+}
+
+/** Whether a file opened `immutable` was written since (a `-wal` beside it, or another size or time). */
+function changedSince(path: string, then: { mtimeMs: number; size: number }): boolean {
+  if (existsSync(`${path}-wal`)) return true;
+  try {
+    const st = statSync(path);
+    return st.mtimeMs !== then.mtimeMs || st.size !== then.size;
+  } catch {
+    return true;
+  }
 }

@@ -156,6 +156,9 @@ function openReadOnly(file: string, label: StoreLabel, timeout: number): Databas
     }
     return new Database(file, { readonly: true, fileMustExist: true, timeout });
   }
+  // Read without locks: a damaged page seen later is told apart from a writer's change (errors.ts).
+  const { mtimeMs, size } = statSync(file);
+  label.immutable = { mtimeMs, size };
   return new Database(fileUri(file, 'immutable=1'), { readonly: true, fileMustExist: true, timeout });
 }
 

@@ -2,8 +2,9 @@
  * Every result code better-sqlite3 can report (read from its own source, so a new SQLite code is
  * not missed) becomes a typed error, classified by its primary code.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +75,30 @@ describe('SQLite result codes', () => {
     const e = storeFailure(new Database.SqliteError('x', 'SQLITE_NOTADB'), cache, 'opening');
     expect(e).toBeInstanceOf(CacheSchemaError);
     expect(e).toMatchObject({ code: 'QG_CACHE_SCHEMA' });
+  });
+
+  it('a file read without locks that a writer changed meanwhile is unavailable, not damaged', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qg-immutable-'));
+    try {
+      const path = join(dir, 'quota.db');
+      writeFileSync(path, 'x'.repeat(4096));
+      const { mtimeMs, size } = statSync(path);
+      const label = { ...ledger, path, immutable: { mtimeMs, size } };
+      const corrupt = () => storeFailure(new Database.SqliteError('x', 'SQLITE_CORRUPT'), label, 'peek');
+      // Unchanged: damaged, as from any connection.
+      expect(corrupt()).toMatchObject({ code: 'QG_STORE_CORRUPT' });
+      // A writer started (its -wal), or folded its -wal back in (the file grew): run again.
+      writeFileSync(`${path}-wal`, '');
+      expect(corrupt()).toMatchObject({
+        code: 'QG_STORE_UNAVAILABLE',
+        message: expect.stringContaining('a writer changed the file while this command read it'),
+      });
+      rmSync(`${path}-wal`);
+      writeFileSync(path, 'x'.repeat(8192));
+      expect(corrupt()).toMatchObject({ code: 'QG_STORE_UNAVAILABLE' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a file-system error is unavailable; a bug in our code keeps its stack', () => {
