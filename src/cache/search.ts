@@ -223,14 +223,12 @@ export class Searcher {
   #estimateMatchesFromHot(hotFull: string): number | undefined {
     const total = this.#mark;
     if (total <= this.#opts.commonTermDocs) return undefined;
-    this.#ensureHot();
-    if (this.#hotVideos === undefined)
-      this.#hotVideos = this.#stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
-    if (this.#hotVideos < 1000) return undefined;
+    const hotVideos = this.#hotCount();
+    if (hotVideos < 1000) return undefined;
     const inHot = this.#stmt('SELECT count(*) FROM hot_fts WHERE hot_fts MATCH ?')
       .pluck()
       .get(hotFull) as number;
-    const estimate = Math.ceil(((inHot + 1) * total) / this.#hotVideos);
+    const estimate = Math.ceil(((inHot + 1) * total) / hotVideos);
     return estimate <= this.#opts.rankedMatches / 4 ? estimate : undefined;
   }
 
@@ -246,15 +244,13 @@ export class Searcher {
     const total = this.#mark;
     const cap = this.#opts.commonTermDocs;
     if (total <= cap) return undefined;
-    this.#ensureHot();
-    if (this.#hotVideos === undefined)
-      this.#hotVideos = this.#stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
-    if (this.#hotVideos < 1000) return undefined;
+    const hotVideos = this.#hotCount();
+    if (hotVideos < 1000) return undefined;
     const inHot =
       (this.#stmt('SELECT doc FROM temp.hot_vocab WHERE term = ?').pluck().get(token) as
         | number
         | undefined) ?? 0;
-    const estimate = Math.ceil(((inHot + 1) * total) / this.#hotVideos);
+    const estimate = Math.ceil(((inHot + 1) * total) / hotVideos);
     return estimate <= cap / 4 ? estimate : undefined;
   }
 
@@ -277,9 +273,8 @@ export class Searcher {
     const cap = this.#opts.commonTermDocs;
     let info: PrefixInfo = { docs: 0, completions: null };
     if (total > cap) {
-      this.#ensureHot();
       const range = [token, prefixEnd(token)];
-      const hotSize = this.#stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
+      const hotSize = this.#hotCount();
       const inHot = this.#stmt('SELECT term, doc FROM temp.hot_vocab WHERE term >= ? AND term < ?')
         .raw()
         .all(...range) as Array<[string, number]>;
@@ -430,6 +425,13 @@ export class Searcher {
     if (f.channel === null) return vids;
     const ok = this.#stmt('SELECT count(*) FROM videos WHERE vid = ? AND channel_id = ?').pluck();
     return vids.filter((vid) => (ok.get(vid, f.channel) as number) > 0);
+  }
+
+  /** Videos in the hot index, built first when it never was (read once per index generation). */
+  #hotCount(): number {
+    this.#ensureHot();
+    this.#hotVideos ??= this.#stmt('SELECT count(*) FROM hot_videos').pluck().get() as number;
+    return this.#hotVideos;
   }
 
   /** Builds the hot index when it was never built (one cached lookup per index generation). */
