@@ -2,11 +2,11 @@
  * What the job commands (fetch, backfill, run) share: the checks before anything opens, and the
  * jobs' context around a run. Loaded by their actions, not at start.
  */
-import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { openRunHistory } from '../history/index.js';
 import { type OpenedJobContext, openJobContext } from '../job-library/context.js';
 import { abortOnSignals } from '../job-library/job-run.js';
+import { loadCliConfig } from './config.js';
 import { withContext } from './context.js';
 import type { JobCommandOptions } from './options.js';
 
@@ -14,11 +14,11 @@ import type { JobCommandOptions } from './options.js';
  * Everything a job command checks before it opens a store: the config, the credential, and its
  * API key variable (so a mistake is one line and exit 78, with nothing opened or written).
  */
-export function preflight<T>(
+export async function preflight<T>(
   opts: JobCommandOptions,
   check: (config: Config) => T,
-): { config: Config; credential: string; checked: T } {
-  const config = loadConfig(opts.config !== undefined ? { file: opts.config } : {});
+): Promise<{ config: Config; credential: string; checked: T }> {
+  const config = await loadCliConfig(opts.config);
   const credential = config.credential(opts.credential ?? config.credentials[0]?.id ?? 'default').id;
   const checked = check(config);
   config.apiKey(credential);

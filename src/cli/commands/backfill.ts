@@ -42,7 +42,7 @@ export function register(program: Command): void {
         import('../../job-library/progress.js'),
         import('../../job-library/summary.js'),
       ]);
-      const { config, credential } = preflight(opts, () => undefined);
+      const { config, credential } = await preflight(opts, () => undefined);
       if (opts.dryRun) {
         const [{ dryRunCommand }, { openCache }, { BACKFILL_BATCH, backfillDue, backfillMethod }] =
           await Promise.all([

@@ -49,7 +49,7 @@ export function register(program: Command): void {
         config,
         credential,
         checked: regions,
-      } = preflight(opts, (c) =>
+      } = await preflight(opts, (c) =>
         opts.region.length ? [...new Set(opts.region.map((r) => c.region(r)))] : c.regions,
       );
       if (opts.dryRun) {

@@ -41,7 +41,7 @@ export function register(program: Command): void {
         import('../../job-library/job-run.js'),
         import('../../scheduler/service.js'),
       ]);
-      const { config, credential } = preflight(opts, () => undefined);
+      const { config, credential } = await preflight(opts, () => undefined);
       const http =
         opts.http === undefined || opts.http === false
           ? undefined
