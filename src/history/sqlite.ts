@@ -110,11 +110,14 @@ class SqliteHistory implements RunHistory {
   #open(create: boolean): Database.Database | undefined {
     if (!this.#db) {
       try {
-        this.#db = openStore(LEDGER_FORMAT, {
+        const opened = openStore(LEDGER_FORMAT, {
           path: this.#o.path,
           create,
           ...(this.#o.busyTimeoutMs !== undefined ? { busyTimeoutMs: this.#o.busyTimeoutMs } : {}),
-        }).db;
+        });
+        this.#db = opened.db;
+        // Read without locks (a read-only directory): a writer's change is told apart from damage.
+        if (opened.label.immutable !== undefined) this.#label.immutable = opened.label.immutable;
       } catch (e) {
         if (!create && isQuotaGuardError(e) && e.code === 'QG_STORE_NOT_FOUND') return undefined;
         throw e;
