@@ -124,9 +124,11 @@ function cannotWrite(file: string): boolean {
 /**
  * SQLite takes a URI for a file name only when better-sqlite3's SQLite is configured for it, which
  * its native code does once, when it loads, from `SQLITE_USE_URI`. Set here, before the first
- * connection of the process loads it (nothing else opens SQLite before this module is imported).
+ * connection of the process loads it (nothing else opens SQLite before this module is imported),
+ * whatever the environment said: every other file name given to SQLite is an absolute path, which
+ * reads the same either way, and the read-only open needs it.
  */
-if (process.env['SQLITE_USE_URI'] === undefined) process.env['SQLITE_USE_URI'] = '1';
+process.env['SQLITE_USE_URI'] = '1';
 
 /** `file:` URI of an absolute path, with SQLite's URI specials escaped. */
 function fileUri(file: string, query: string): string {
