@@ -13,14 +13,15 @@ import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { positiveIntOption } from '../argument-checks.js';
 import { DEFAULT_CACHE_PATH } from '../config/defaults.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, StoreUnavailableError } from '../errors.js';
 import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpoint.js';
 import { hotIsStale, hotState, rebuildHot } from './hot.js';
 import { Writer } from './ingest.js';
 import * as records from './records.js';
-import { CACHE_FORMAT, cachePragmas } from './schema.js';
+import { CACHE_FORMAT, cachePragmas, storedTokenizer } from './schema.js';
 import { Searcher } from './search.js';
+import { TOKENIZER_VERSION } from './tokenize.js';
 import type {
   CachedVideo,
   CacheOptions,
@@ -119,6 +120,15 @@ class SqliteCache implements Cache {
     this.#now = opts.now;
     this.#hotSize = opts.hotSize;
     this.#hotFrom = Math.min(opts.commonTermDocs, opts.rankedMatches);
+    // Opened read-only, an index made by other word rules (another Node or ICU) cannot be remade:
+    // searched as it is, its Han, Thai and katakana words would quietly go unfound.
+    const tokenizer = db.readonly ? storedTokenizer(db) : TOKENIZER_VERSION;
+    if (tokenizer !== undefined && tokenizer !== TOKENIZER_VERSION) {
+      throw new StoreUnavailableError(
+        `${label.name} '${label.path}': opening read-only failed: its search index was made with other word rules (${String(tokenizer)}, this Node has ${TOKENIZER_VERSION}) and must be made again first, which needs a writable directory (run any command that writes where it can be written)`,
+        { details: { path: label.path } },
+      );
+    }
     this.#writer = new Writer(db, opts.indexBatch);
     this.#searcher = new Searcher(db, this.#writer, {
       commonTermDocs: opts.commonTermDocs,

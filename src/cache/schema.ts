@@ -156,8 +156,13 @@ export function cachePragmas(db: Database, opts: { cacheMiB: number }): void {
  * hold tokens a query no longer produces. Such a cache's indexes are emptied and the mark reset,
  * so the rows are re-indexed from `videos` by the catch-up on open, as after the migration to 2.
  */
+/** The word rules the file's search index was made with (undefined before the first index). */
+export function storedTokenizer(db: Database): unknown {
+  return db.prepare(`SELECT value FROM meta WHERE key = 'tokenizer'`).pluck().get();
+}
+
 export function resetIndexIfTokenizerChanged(db: Database): void {
-  const stored = () => db.prepare(`SELECT value FROM meta WHERE key = 'tokenizer'`).pluck().get();
+  const stored = () => storedTokenizer(db);
   if (stored() === TOKENIZER_VERSION) return;
   db.transaction(() => {
     if (stored() === TOKENIZER_VERSION) return;

@@ -28,6 +28,8 @@ export interface TestDisk {
   dir: string;
   /** Make the whole directory read-only (what is in it stays readable). */
   readOnly(): void;
+  /** Make it writable again. */
+  writable(): void;
   cleanup(): void;
 }
 
@@ -41,6 +43,7 @@ export function smallDisk(sizeKiB: number): TestDisk | undefined {
   return {
     dir,
     readOnly: () => execFileSync('mount', ['-o', 'remount,ro', dir], { stdio: 'ignore' }),
+    writable: () => execFileSync('mount', ['-o', 'remount,rw', dir], { stdio: 'ignore' }),
     cleanup: () => {
       execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
       rmSync(dir, { recursive: true, force: true });
@@ -57,6 +60,7 @@ export function readOnlyCapableDir(): TestDisk {
   return {
     dir,
     readOnly: () => chmodSync(dir, 0o555),
+    writable: () => chmodSync(dir, 0o755),
     cleanup: () => {
       chmodSync(dir, 0o755);
       rmSync(dir, { recursive: true, force: true });

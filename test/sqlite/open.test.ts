@@ -361,6 +361,36 @@ describe('a read-only data directory', () => {
     }
   });
 
+  it('a cache indexed with other word rules: `search` says it must be indexed again where it can be written, exit 69', async (ctx) => {
+    const d = diskOrSkip(ctx, readOnlyDir());
+    try {
+      const cacheFile = join(d.dir, 'cache.db');
+      const cfg = configFile(`cache: { path: ${cacheFile} }\n`);
+      const cache = openCache(cacheFile);
+      cache.upsertVideos([video('vid00000001', { title: '公式 ミュージックビデオ' })]);
+      cache.flush();
+      cache.close();
+      // The same search finds it while the rules match.
+      d.readOnly();
+      const found = await cli('search', '公式', '--json', '--config', cfg);
+      expect(found.code).toBe(0);
+      expect(found.stdout).toContain('vid00000001');
+      d.writable();
+      const db = new Database(cacheFile);
+      db.prepare(`UPDATE meta SET value = 'rules-of-another-node' WHERE key = 'tokenizer'`).run();
+      db.close();
+      d.readOnly();
+      const out = await cli('search', '公式', '--config', cfg);
+      expect(out.code).toBe(69);
+      expectOneLine(
+        out.stderr,
+        /made with other word rules \(rules-of-another-node, .*\(QG_STORE_UNAVAILABLE\)$/,
+      );
+    } finally {
+      d.cleanup();
+    }
+  });
+
   it('a -wal without its -shm (removed by hand): one line naming what is missing, exit 69', async (ctx) => {
     const d = diskOrSkip(ctx, readOnlyDir());
     try {
