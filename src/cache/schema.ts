@@ -140,6 +140,9 @@ export const CACHE_FORMAT: StoreFormat = {
   unreadable: (message, options) => new CacheSchemaError(message, options),
 };
 
+/** Bytes of the file read through a memory map (SQLite lowers it to its build's maximum). */
+const MMAP_BYTES = 2 ** 31;
+
 /**
  * The cache's own connection settings, after the shared ones (busy timeout, WAL, synchronous =
  * NORMAL, ~40 MB between checkpoints; docs/sqlite.md). Once the cache writes, a worker takes over
@@ -149,6 +152,11 @@ export function cachePragmas(db: Database, opts: { cacheMiB: number }): void {
   db.pragma('foreign_keys = ON');
   db.pragma(`cache_size = -${Math.max(2, Math.floor(opts.cacheMiB)) * 1024}`);
   db.pragma('temp_store = MEMORY');
+  // Reads straight from the OS's copy of the file instead of copying each page into the page cache:
+  // a search touches a few hundred pages it has not read before (a word's index entries, the
+  // matches' column sizes for bm25, the hits' rows), and copying them was about a quarter of a rare
+  // word's search's CPU (docs/benchmarks.md). SQLite caps it at its build's maximum (2 GiB).
+  db.pragma(`mmap_size = ${MMAP_BYTES}`);
 }
 
 /**
