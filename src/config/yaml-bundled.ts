@@ -1,6 +1,7 @@
 /**
  * yaml.ts as the CLI bundle has it (scripts/bundle-cli.mjs): the parser imported, so it is bundled
  * into the chunk that reads config files, which the commands load only when there is a file to read.
+ * Only the bundle uses it: tsconfig.build.json keeps it out of dist/, where nothing would import it.
  */
 import { parse } from 'yaml';
 
