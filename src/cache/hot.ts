@@ -7,7 +7,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { INDEX_COLS } from './ingest.js';
-import { FTS_COLUMNS } from './schema.js';
+import { BUMP_INDEX_GENERATION, FTS_COLUMNS } from './schema.js';
 
 const TEXT_COLS = FTS_COLUMNS.join(', ');
 const WEEK_MS = 7 * 86_400_000;
@@ -100,6 +100,7 @@ export function rebuildHot(db: Database, size: number, now: number): number {
       );
       setMeta.run('hot_built_at', now);
       setMeta.run('hot_built_mark', mark);
+      db.prepare(BUMP_INDEX_GENERATION).run();
       return db.prepare('SELECT count(*) FROM hot_videos').pluck().get() as number;
     })
     .immediate();

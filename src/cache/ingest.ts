@@ -11,7 +11,7 @@
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { InvalidArgumentError } from '../errors.js';
-import { FTS_COLUMNS, resetIndexIfTokenizerChanged } from './schema.js';
+import { BUMP_INDEX_GENERATION, FTS_COLUMNS, resetIndexIfTokenizerChanged } from './schema.js';
 import { indexText, indexTextSql, registerIndexText } from './tokenize.js';
 import type { IngestResult, TrendingPage, VideoResource } from './types.js';
 import { rowValues, toRow, VIDEO_COLUMNS, type VideoRow } from './video.js';
@@ -47,10 +47,14 @@ export class Writer {
   readonly #hotDelete: Statement<unknown[]>;
   readonly #hotInsert: Statement<unknown[]>;
   readonly #isHot: Statement<[number], number>;
+  readonly #bumpGeneration: Statement<[]>;
   readonly #ingestTx: Transaction<(page: TrendingPage, now: number) => IngestResult>;
   readonly #upsertTx: Transaction<(videos: readonly VideoResource[], now: number) => IngestResult>;
   readonly #catchUpTx: Transaction<() => number>;
-  /** Bumped whenever this writer changes what the index holds (search caches term counts per generation). */
+  /**
+   * Bumped whenever this writer changes what the index holds (search caches term counts per
+   * generation); a change that leaves the mark where it is also bumps `meta.index_generation`.
+   */
   generation = 0;
 
   readonly #indexBatch: number;
@@ -107,6 +111,7 @@ export class Writer {
     );
     this.#hotInsert = db.prepare(`INSERT INTO hot_fts (rowid, ${TEXT_COLS}) VALUES (?, ${marks})`);
     this.#isHot = db.prepare<[number], number>('SELECT count(*) FROM hot_videos WHERE vid = ?').pluck();
+    this.#bumpGeneration = db.prepare<[]>(BUMP_INDEX_GENERATION);
 
     this.#ingestTx = db.transaction((page: TrendingPage, now: number) => {
       const result: IngestResult = { inserted: 0, updated: 0 };
@@ -209,6 +214,7 @@ export class Writer {
         this.#ftsDelete.run(old.vid, ...oldText);
         this.#ftsInsert.run(old.vid, ...newText);
         this.generation++;
+        this.#bumpGeneration.run();
       }
       if (this.#isHot.get(old.vid)) {
         this.#hotDelete.run(old.vid, ...oldText);

@@ -13,6 +13,16 @@ export const FTS_COLUMNS = ['title', 'tags', 'description', 'channel_title'] as 
 export const BM25_WEIGHTS = [10, 4, 1, 2] as const;
 export const BM25 = (table: string): string => `bm25(${table}, ${BM25_WEIGHTS.join(', ')})`;
 
+/**
+ * `meta.index_generation` counts changes to the indexes that leave `indexed_upto` where it is (a
+ * hot index rebuilt, an indexed row's text re-indexed). A searcher remembers what it learnt about
+ * the indexes until the mark or this count moves, so it is stored: a handle on the same file in
+ * another process (or the same one) sees the change at its next search.
+ */
+export const BUMP_INDEX_GENERATION = `INSERT INTO meta (key, value) VALUES ('index_generation', 1)
+  ON CONFLICT (key) DO UPDATE SET value = value + 1`;
+export const INDEX_GENERATION = `SELECT value FROM meta WHERE key = 'index_generation'`;
+
 /** Version 1's index: FTS5 read and folded the text itself. */
 function ftsTableV1(name: string): string {
   return `CREATE VIRTUAL TABLE ${name} USING fts5(${FTS_COLUMNS.join(', ')},

@@ -18,7 +18,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { rebuildHot } from './hot.js';
 import { REGION_CODE, type Writer } from './ingest.js';
 import { matchExpression, type ParsedQuery, parseQuery, type QueryTerm } from './query.js';
-import { BM25 } from './schema.js';
+import { BM25, INDEX_GENERATION } from './schema.js';
 import { hitSnippet } from './snippet.js';
 import type { SearchHit, SearchOptions, SearchRanking, SearchResult } from './types.js';
 
@@ -140,11 +140,13 @@ export class Searcher {
 
   /**
    * Reads the index mark once for the search; when the index changed since the last one, drops
-   * what was learnt about it (counts, prefixes, the hot index's size).
+   * what was learnt about it (counts, prefixes, the hot index's size). The stored generation
+   * (`INDEX_GENERATION`) tells of changes that leave the mark, made through any handle.
    */
   #refresh(): void {
     this.#mark = this.#writer.indexedUpTo();
-    const key = `${this.#mark}:${this.#writer.generation}`;
+    const stored = (this.#stmt(INDEX_GENERATION).pluck().get() as number | undefined) ?? 0;
+    const key = `${this.#mark}:${this.#writer.generation}:${stored}`;
     if (key !== this.#countsKey) {
       // Counts over the cap stay valid (videos are never removed); the others may have grown.
       for (const [k, v] of this.#counts) if (v <= this.#opts.commonTermDocs) this.#counts.delete(k);

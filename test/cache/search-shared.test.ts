@@ -1,0 +1,79 @@
+/**
+ * Two handles on one cache file (two processes, or a job and a server in one): what one writes to
+ * the indexes, the other's next search sees, as a handle opened afterwards would.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openCache } from '../../src/cache/index.js';
+import { tempDir, video } from './helpers.js';
+
+const t = tempDir();
+afterAll(() => t.cleanup());
+
+// A cache past `commonTermDocs`, so a broad prefix is expanded from the hot index's words.
+const OPTIONS = { commonTermDocs: 20, rankedMatches: 20, hotSize: 30, now: () => 5_000_000 };
+const apples = Array.from({ length: 30 }, (_, i) => `apple-${i}`);
+const bananas = Array.from({ length: 30 }, (_, i) => `banana-${i}`);
+
+const apple = (views: number) => apples.map((id) => video(id, { title: `fooapple ${id}`, views }));
+const banana = (views: number) => bananas.map((id) => video(id, { title: `foobanana ${id}`, views }));
+
+function ids(hits: Array<{ id: string }>): string[] {
+  return hits.map((h) => h.id).sort();
+}
+
+describe('a cache shared by two handles', () => {
+  it("a hot index rebuilt by one handle is what the other's next search uses", () => {
+    const path = join(t.dir, 'shared-hot.db');
+    const writer = openCache(path, OPTIONS);
+    writer.upsertVideos([...apple(1_000_000), ...banana(10)]);
+    writer.ingestTrendingPage({
+      region: 'US',
+      fetchedAt: 1_000_000,
+      rankOffset: 0,
+      videos: apple(1_000_000),
+    });
+    expect(writer.rebuildHotIndex()).toBe(30);
+
+    const searcher = openCache(path, OPTIONS);
+    const before = searcher.search('foo*', { limit: 100 });
+    expect(ids(before.hits)).toEqual([...apples].sort());
+
+    // The bananas trend now, and are the most viewed: the rebuilt hot index holds only them.
+    writer.ingestTrendingPage({
+      region: 'US',
+      fetchedAt: 4_000_000,
+      rankOffset: 0,
+      videos: banana(2_000_000),
+    });
+    expect(writer.rebuildHotIndex()).toBe(30);
+
+    const fresh = openCache(path, OPTIONS);
+    const expected = fresh.search('foo*', { limit: 100 });
+    expect(ids(expected.hits)).toEqual([...bananas].sort());
+    const after = searcher.search('foo*', { limit: 100 });
+    expect({ ids: ids(after.hits), ranking: after.ranking }).toEqual({
+      ids: ids(expected.hits),
+      ranking: expected.ranking,
+    });
+    for (const c of [fresh, searcher, writer]) c.close();
+  });
+
+  it("an indexed video's new text, written by one handle, is what the other's next search finds", () => {
+    const path = join(t.dir, 'shared-text.db');
+    const writer = openCache(path, OPTIONS);
+    writer.upsertVideos([...apple(1_000_000), ...banana(10)]);
+    writer.upsertVideos([video('late', { title: 'zzquiet' })]);
+    writer.flush();
+    const searcher = openCache(path, OPTIONS);
+    expect(ids(searcher.search('zzq*').hits)).toEqual(['late']);
+    expect(ids(searcher.search('fooapple zzq*').hits)).toEqual([]);
+
+    // Re-indexed in place: the index mark stays where it was.
+    writer.upsertVideos([video('apple-3', { title: 'fooapple zzquick apple-3' })]);
+    const after = searcher.search('zzq*');
+    expect(ids(after.hits)).toEqual(['apple-3', 'late']);
+    expect(ids(searcher.search('fooapple zzq*').hits)).toEqual(['apple-3']);
+    for (const c of [searcher, writer]) c.close();
+  });
+});
