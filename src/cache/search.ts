@@ -60,6 +60,8 @@ const MAX_OFFSET = 10_000;
 const BROAD_COMPLETIONS = 16;
 /** A narrow prefix is searched as the OR of all its words when it has at most this many. */
 const NARROW_COMPLETIONS = 64;
+/** Words whose hot-index documents are looked up in one statement, at most. */
+const HOT_LOOKUPS = 8;
 /** Counts of at most this many words (and as many prefixes and queries) are kept between searches. */
 const REMEMBERED_MAX = 50_000;
 
@@ -94,6 +96,8 @@ export class Searcher {
   /** Words whose entry in `counts` is an estimate (`estimateFromHot`), not a count. */
   readonly #estimated = new Set<string>();
   readonly #prefixes = new Map<string, PrefixInfo>();
+  /** The hot index's documents of the current query's words (`prefetchHot`). */
+  readonly #inHot = new Map<string, number>();
   #countsKey = '';
   /** Videos in the hot index (read once per index generation). */
   #hotVideos: number | undefined;
@@ -119,12 +123,10 @@ export class Searcher {
     const started = performance.now();
     const { limit, offset, filters, highlight } = validateOptions(options);
     const parsed = parseQuery(query);
-    // Pages written since the last batch become searchable now.
-    this.#writer.catchUp();
     this.#refresh();
     const n = limit + 1;
-    const { rows, ranking } = this.#rank(parsed, filters, n, offset);
-    const hits = this.#decorate(rows.slice(0, limit), parsed.include, highlight);
+    const { rows, ranking, info } = this.#rank(parsed, filters, n, offset);
+    const hits = this.#decorate(rows.slice(0, limit), parsed.include, highlight, info);
     return { hits, hasMore: rows.length > limit, ranking, took: performance.now() - started };
   }
 
@@ -144,9 +146,18 @@ export class Searcher {
    * (`INDEX_GENERATION`) tells of changes that leave the mark, made through any handle.
    */
   #refresh(): void {
-    this.#mark = this.#writer.indexedUpTo();
-    const stored = (this.#stmt(INDEX_GENERATION).pluck().get() as number | undefined) ?? 0;
-    const key = `${this.#mark}:${this.#writer.generation}:${stored}`;
+    // One statement for what every search needs to know first: the index mark, the newest row
+    // (pages written since the last batch become searchable now) and the stored generation.
+    const state = this.#stmt(
+      `SELECT (SELECT value FROM meta WHERE key = 'indexed_upto'), (SELECT max(vid) FROM videos),
+              (${INDEX_GENERATION})`,
+    ).raw();
+    let [mark, top, stored] = state.get() as [number | null, number | null, number | null];
+    if ((top ?? 0) > (mark ?? 0) && this.#writer.catchUp() > 0) {
+      [mark, top, stored] = state.get() as [number | null, number | null, number | null];
+    }
+    this.#mark = mark ?? 0;
+    const key = `${this.#mark}:${this.#writer.generation}:${stored ?? 0}`;
     if (key !== this.#countsKey) {
       // Counts over the cap stay valid (videos are never removed); the others may have grown.
       for (const [k, v] of this.#counts) if (v <= this.#opts.commonTermDocs) this.#counts.delete(k);
@@ -235,25 +246,59 @@ export class Searcher {
   }
 
   /**
-   * A word's document count estimated from the hot index (a sample of 10,000 videos; its
-   * vocabulary is one small B-tree lookup), when that estimate is far below `commonTermDocs`:
-   * counting a mid-frequency word's matches in the whole index reads as much as ranking them, and
-   * bm25 reads them again. Returns undefined (count exactly) on a small cache, without a hot index,
-   * or when the estimate is above a quarter of the threshold: the hot set is biased towards trending
-   * and popular videos, so only a clear margin skips the count.
+   * A word's document count estimated from the hot index (a sample of 10,000 videos), when that
+   * estimate is well below `commonTermDocs`: counting a mid-frequency word's matches in the whole
+   * index reads as much as ranking them, and bm25 reads them again. Returns undefined (count
+   * exactly) on a small cache, without a hot index, or when the estimate is above half of the
+   * threshold: the hot set is biased towards trending and popular videos, so only a margin skips
+   * the count. A word it misjudges costs what the plain query would: searched alone, its matches
+   * are counted anyway (`matchesToRank`); in a query of several words, a word in somewhat more than
+   * `commonTermDocs` videos is weighed by bm25 instead of only filtering.
    */
   #estimateFromHot(token: string): number | undefined {
     const total = this.#mark;
     const cap = this.#opts.commonTermDocs;
-    if (total <= cap) return undefined;
-    const hotVideos = this.#hotCount();
-    if (hotVideos < 1000) return undefined;
-    const inHot =
-      (this.#stmt('SELECT doc FROM temp.hot_vocab WHERE term = ?').pluck().get(token) as
-        | number
-        | undefined) ?? 0;
-    const estimate = Math.ceil(((inHot + 1) * total) / hotVideos);
-    return estimate <= cap / 4 ? estimate : undefined;
+    if (!this.#hotSampled()) return undefined;
+    const inHot = this.#inHot.get(token) ?? (this.#hotDocs([token])[0] as number);
+    const estimate = Math.ceil(((inHot + 1) * total) / this.#hotCount());
+    return estimate <= cap / 2 ? estimate : undefined;
+  }
+
+  /** Whether word counts may be estimated from the hot index (a large cache with a hot index). */
+  #hotSampled(): boolean {
+    return this.#mark > this.#opts.commonTermDocs && this.#hotCount() >= 1000;
+  }
+
+  /**
+   * The hot index's documents of each token, in one statement (counting a word's matches there
+   * costs less than a look-up in its vocabulary table, which reads every position too).
+   */
+  #hotDocs(tokens: readonly string[]): number[] {
+    const one = '(SELECT count(*) FROM hot_fts WHERE hot_fts MATCH ?)';
+    return this.#stmt(`SELECT ${tokens.map(() => one).join(', ')}`)
+      .raw()
+      .get(...tokens.map((t) => `"${t}"`)) as number[];
+  }
+
+  /**
+   * Looks up the hot index's documents of every word of the query not counted yet, together
+   * (`estimateFromHot` reads them): one statement, not one per word.
+   */
+  #prefetchHot(q: ParsedQuery): void {
+    this.#inHot.clear();
+    const want: string[] = [];
+    for (const t of [...q.include, ...q.exclude]) {
+      t.tokens.forEach((tok, i) => {
+        if (t.prefix && i === t.tokens.length - 1) return;
+        if (!this.#counts.has(`"${tok}"`) && !want.includes(tok)) want.push(tok);
+      });
+    }
+    if (want.length < 2 || !this.#hotSampled()) return;
+    for (let i = 0; i < want.length; i += HOT_LOOKUPS) {
+      const chunk = want.slice(i, i + HOT_LOOKUPS);
+      const docs = this.#hotDocs(chunk);
+      for (let k = 0; k < chunk.length; k++) this.#inHot.set(chunk[k]!, docs[k]!);
+    }
   }
 
   /**
@@ -311,7 +356,13 @@ export class Searcher {
     return this.#termDocs(term) > this.#opts.commonTermDocs;
   }
 
-  #rank(q: ParsedQuery, f: Filters, n: number, offset: number): { rows: Scored[]; ranking: SearchRanking } {
+  #rank(
+    q: ParsedQuery,
+    f: Filters,
+    n: number,
+    offset: number,
+  ): { rows: Scored[]; ranking: SearchRanking; info?: Map<number, HitRow> } {
+    this.#prefetchHot(q);
     const main = (t: QueryTerm): QueryTerm => ({ ...t, fts: this.#mainFts(t) });
     const selective = q.include.filter((t) => !this.#isCommon(t)).map(main);
     const full = matchExpression(q.include.map(main), q.exclude.map(main));
@@ -327,28 +378,50 @@ export class Searcher {
     const page = `LIMIT ${n}${offset > 0 ? ' OFFSET @offset' : ''}`;
     if (!commonInclude && !q.exclude.some((t) => this.#isCommon(t))) {
       // Exact bm25 over everything (excluded selective terms are cheap for bm25 to weigh).
-      const rows = this.#stmt(
-        `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
-         WHERE videos_fts MATCH @match ${sql} ORDER BY score, rowid DESC ${page}`,
-      ).all({ ...params, match: full, ...(offset > 0 ? { offset } : {}) }) as Scored[];
-      return { rows, ranking: 'bm25' };
+      return {
+        ...this.#withRows(
+          `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
+           WHERE videos_fts MATCH @match ${sql} ORDER BY score, rowid DESC ${page}`,
+          { ...params, match: full, ...(offset > 0 ? { offset } : {}) },
+        ),
+        ranking: 'bm25',
+      };
     }
     // The selective terms bound the work: the full expression's matches (FTS5 intersects by seeking
     // the common terms' lists) are the allowed set; bm25 over the selective terms orders it, and
     // scores only the allowed matches (`+rowid`: a filter on each match, not one FTS5 query per
     // allowed row, which would read the selective terms' lists again for each).
-    const rows = this.#stmt(
-      `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
-       WHERE videos_fts MATCH @selective
-         AND +rowid IN (SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql})
-       ORDER BY score, rowid DESC ${page}`,
-    ).all({
-      ...params,
-      selective: matchExpression(selective),
-      match: full,
-      ...(offset > 0 ? { offset } : {}),
-    }) as Scored[];
-    return { rows, ranking: commonInclude ? 'bm25-selective' : 'bm25' };
+    return {
+      ...this.#withRows(
+        `SELECT rowid AS vid, ${BM25('videos_fts')} AS score FROM videos_fts
+         WHERE videos_fts MATCH @selective
+           AND +rowid IN (SELECT rowid FROM videos_fts WHERE videos_fts MATCH @match ${sql})
+         ORDER BY score, rowid DESC ${page}`,
+        { ...params, selective: matchExpression(selective), match: full, ...(offset > 0 ? { offset } : {}) },
+      ),
+      ranking: commonInclude ? 'bm25-selective' : 'bm25',
+    };
+  }
+
+  /**
+   * Runs a ranking statement (`vid`, `score`, best first) with the hits' rows read in the same
+   * statement: one statement per search instead of two.
+   */
+  #withRows(ranked: string, params: Params): { rows: Scored[]; info: Map<number, HitRow> } {
+    const out = this.#stmt(
+      `SELECT v.vid, v.id, v.title, v.channel_id, v.channel_title, v.description, v.tags, v.view_count,
+              v.published_at, v.regions, r.score
+       FROM (${ranked}) r JOIN videos v ON v.vid = r.vid ORDER BY r.score, r.vid DESC`,
+    )
+      .raw()
+      .all(params) as Array<[...HitRow, number]>;
+    const rows: Scored[] = [];
+    const info = new Map<number, HitRow>();
+    for (const row of out) {
+      rows.push({ vid: row[0], score: row[10] });
+      info.set(row[0], row as unknown as HitRow);
+    }
+    return { rows, info };
   }
 
   /**
@@ -449,25 +522,33 @@ export class Searcher {
   }
 
   /**
-   * The hits' rows (with their regions) in one statement for the whole page, as arrays (better-
-   * sqlite3 builds an object per row otherwise, a tenth of the rows' cost).
+   * The hits with their snippets. Their rows (with their regions) are those the ranking statement
+   * read (`withRows`), or else read in one statement for the whole page, as arrays (better-sqlite3
+   * builds an object per row otherwise, a tenth of the rows' cost).
    */
-  #decorate(rows: Scored[], terms: readonly QueryTerm[], marks: [string, string]): SearchHit[] {
+  #decorate(
+    rows: Scored[],
+    terms: readonly QueryTerm[],
+    marks: [string, string],
+    read?: Map<number, HitRow>,
+  ): SearchHit[] {
     if (rows.length === 0) return [];
-    const vids = JSON.stringify(rows.map((r) => r.vid));
-    const info = new Map<number, HitRow>();
-    for (const v of this.#stmt(
-      `SELECT vid, id, title, channel_id, channel_title, description, tags, view_count, published_at,
-              regions
-       FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
-    )
-      .raw()
-      .all(vids) as HitRow[]) {
-      info.set(v[0], v);
+    let info = read;
+    if (info === undefined) {
+      info = new Map<number, HitRow>();
+      for (const v of this.#stmt(
+        `SELECT vid, id, title, channel_id, channel_title, description, tags, view_count, published_at,
+                regions
+         FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
+      )
+        .raw()
+        .all(JSON.stringify(rows.map((r) => r.vid))) as HitRow[]) {
+        info.set(v[0], v);
+      }
     }
     return rows.map(({ vid, score }) => {
       const [, id, title, channelId, channelTitle, description, tags, viewCount, publishedAt, regions] =
-        info.get(vid)!;
+        info!.get(vid)!;
       return {
         id,
         title: title ?? '',
