@@ -144,6 +144,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export const CACHE_FORMAT: StoreFormat = {
   name: 'cache',
   article: 'a quota-guard cache',
+  noun: 'cache',
   applicationId: APPLICATION_ID.cache,
   tables: ['videos', 'meta'],
   migrations: MIGRATIONS,

@@ -7,7 +7,6 @@
 import { existsSync } from 'node:fs';
 import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, Env } from '../config/types.js';
-import { QuotaGuardError } from '../errors.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../job-library/progress.js';
@@ -100,14 +99,10 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
   const s = config.store;
   // A new ledger file is worth a line: a spend from a config that names another file than the
   // jobs use would otherwise start a second quota silently.
-  const newFile = s.kind === 'sqlite' && !options.readOnly ? sqliteFileMissing(s.url) : undefined;
-  if (newFile !== undefined && options.existingLedger) {
-    throw new QuotaGuardError(
-      'QG_STORE_NOT_FOUND',
-      `no SQLite ledger at '${newFile}' (nothing was created: this command changes an existing ledger)`,
-      { details: { path: newFile } },
-    );
-  }
+  const newFile =
+    s.kind === 'sqlite' && !options.readOnly && !options.existingLedger
+      ? sqliteFileMissing(s.url)
+      : undefined;
   const ledger = await openLedger(s.url, {
     ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
     ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),
@@ -116,6 +111,7 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     ...(s.waitTimeoutMs !== undefined ? { waitTimeoutMs: s.waitTimeoutMs } : {}),
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
     ...(options.readOnly ? { create: false } : {}),
+    ...(options.existingLedger ? { create: false, writes: true } : {}),
     onClockStep: (step) =>
       logger.warn(
         { stepMs: step.stepMs, how: step.how },

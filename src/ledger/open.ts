@@ -16,6 +16,7 @@ export async function openLedger(url: string, options: OpenLedgerOptions = {}): 
       ...(options.keyPrefix !== undefined && { keyPrefix: options.keyPrefix }),
       ...(options.now !== undefined && { now: options.now }),
       ...(options.create !== undefined && { create: options.create }),
+      ...(options.writes !== undefined && { writes: options.writes }),
       ...(options.monotonic !== undefined && { monotonic: options.monotonic }),
       ...(options.bootId !== undefined && { bootId: options.bootId }),
       ...(options.onClockStep !== undefined && { onClockStep: options.onClockStep }),

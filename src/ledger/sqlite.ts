@@ -48,6 +48,8 @@ export interface SqliteLedgerOptions {
   onClockStep?: (step: ClockStep) => void;
   /** Create the file when missing (default true); false for commands that only read. */
   create?: boolean;
+  /** With `create: false`: the command changes an existing ledger (see OpenStoreOptions.writes). */
+  writes?: boolean;
 }
 
 interface BudgetRow {
@@ -95,6 +97,7 @@ CREATE TABLE IF NOT EXISTS qg_clock (
 export const LEDGER_FORMAT: StoreFormat = {
   name: 'SQLite ledger',
   article: 'a quota-guard ledger',
+  noun: 'ledger',
   applicationId: APPLICATION_ID.ledger,
   tables: ['qg_budget', 'qg_entry'],
   migrations: [SCHEMA, CLOCK_SCHEMA],
@@ -106,6 +109,7 @@ export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
     path: opts.path,
     ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
     ...(opts.create !== undefined ? { create: opts.create } : {}),
+    ...(opts.writes !== undefined ? { writes: opts.writes } : {}),
   });
   try {
     return new SqliteBackend(db, label, opts.keyPrefix ?? '', {

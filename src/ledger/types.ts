@@ -144,6 +144,12 @@ export interface OpenLedgerOptions {
    */
   create?: boolean;
   /**
+   * SQLite only, with `create: false`: the command changes what the ledger holds but has nothing to
+   * do on a new one. A missing file is `QG_STORE_NOT_FOUND` saying so, and a file this process
+   * cannot write is not opened read-only. Default false: the command only reads.
+   */
+  writes?: boolean;
+  /**
    * SQLite only: called once for each step of the host's wall clock the ledger detects (and
    * corrects by moving its stored times; docs/ledger.md, "Clock steps"). The CLI logs it and counts it.
    */

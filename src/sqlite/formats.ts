@@ -13,6 +13,8 @@ export interface StoreFormat {
   name: string;
   /** In messages: `a quota-guard ledger`. */
   article: string;
+  /** In messages: `ledger`, `cache`. */
+  noun: string;
   applicationId: number;
   /** Tables every file of this store has (recognises files from before the application_id stamp). */
   tables: readonly string[];

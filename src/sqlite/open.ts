@@ -41,6 +41,12 @@ export interface OpenStoreOptions {
    * read pass false: a missing file is then `QG_STORE_NOT_FOUND` and nothing is created.
    */
   create?: boolean;
+  /**
+   * With `create: false`: the command changes what the store holds but has nothing to do on a new
+   * one (`unblock`). A missing file is `QG_STORE_NOT_FOUND` saying so, and a file this process
+   * cannot write is opened like any other, not read-only. Default false: the command only reads.
+   */
+  writes?: boolean;
   /** The store's own connection settings, applied after the shared ones on every open. */
   pragmas?: (db: Database.Database) => void;
 }
@@ -72,7 +78,13 @@ function readHead(file: string): Buffer {
 }
 
 /** Before SQLite opens it: the file exists as a regular file holding an SQLite database, or nothing. */
-function checkFile(file: string, format: StoreFormat, label: StoreLabel, create: boolean): boolean {
+function checkFile(
+  file: string,
+  format: StoreFormat,
+  label: StoreLabel,
+  create: boolean,
+  writes: boolean,
+): boolean {
   let size: number;
   try {
     const st = statSync(file);
@@ -83,7 +95,7 @@ function checkFile(file: string, format: StoreFormat, label: StoreLabel, create:
     if (!create) {
       throw new QuotaGuardError(
         'QG_STORE_NOT_FOUND',
-        `no ${format.name} at '${label.path}' (nothing was created: this command only reads)`,
+        `no ${format.name} at '${label.path}' (nothing was created: ${writes ? `this command changes an existing ${format.noun}` : 'this command only reads'})`,
         { details: { path: label.path } },
       );
     }
@@ -205,12 +217,13 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
   const file = memory ? opts.path : resolve(opts.path);
   const label: StoreLabel = { name: format.name, path: file, unreadable: format.unreadable };
   const create = opts.create ?? true;
+  const writes = opts.writes ?? false;
   const timeout = opts.busyTimeoutMs ?? 5000;
   let db: Database.Database | undefined;
   try {
-    const exists = !memory && checkFile(file, format, label, create);
+    const exists = !memory && checkFile(file, format, label, create, writes);
     // A command that only reads, on a file it cannot write: read it without writing anything.
-    if (exists && !create && cannotWrite(file)) {
+    if (exists && !create && !writes && cannotWrite(file)) {
       db = openReadOnly(file, label, timeout);
       const version = identify(db, format, label);
       if (version < format.migrations.length) {

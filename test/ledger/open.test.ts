@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import {
   parseClusterUrl,
@@ -83,5 +86,24 @@ describe('openLedger URLs', () => {
     const t0 = performance.now();
     await expect(openLedger('redis://127.0.0.1:1')).rejects.toMatchObject({ code: 'QG_STORE_UNAVAILABLE' });
     expect(performance.now() - t0).toBeLessThan(5000);
+  });
+});
+
+describe('openLedger on a SQLite file that does not exist', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'qg-ledger-open-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.for([
+    [{ create: false }, 'this command only reads'],
+    [{ create: false, writes: true }, 'this command changes an existing ledger'],
+  ] as const)('%o: QG_STORE_NOT_FOUND saying "%s", nothing created', async ([options, why]) => {
+    const file = join(dir, 'nested', 'quota.db');
+    const err = await openLedger(`sqlite:${file}`, options).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'QG_STORE_NOT_FOUND', details: { path: file } });
+    expect((err as Error).message).toBe(`no SQLite ledger at '${file}' (nothing was created: ${why})`);
+    expect(existsSync(join(dir, 'nested'))).toBe(false);
   });
 });

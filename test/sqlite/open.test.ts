@@ -277,7 +277,7 @@ describe('a full disk', () => {
 });
 
 describe('a read-only data directory', () => {
-  it('`spend` prints one line and exits 69; nothing raw escapes', async () => {
+  it('`spend` and `unblock` print one line and exit 69; nothing raw escapes', async () => {
     const d = readOnlyCapableDir();
     try {
       const ledgerFile = join(d.dir, 'quota.db');
@@ -287,6 +287,14 @@ describe('a read-only data directory', () => {
       const spend = await cli('spend', 'default', '--cost', '1', '--config', cfg);
       expect(spend.code).toBe(69);
       expectOneLine(spend.stderr, /SQLite ledger '.*quota\.db': .*\(SQLITE_\w+\) \(QG_STORE_UNAVAILABLE\)$/);
+      // unblock writes too: the same line and exit code, not a read-only open that fails later.
+      const unblock = await cli('unblock', 'default', 'units', '--config', cfg);
+      expect(unblock.code).toBe(69);
+      expect(unblock.stdout).toBe('');
+      expectOneLine(
+        unblock.stderr,
+        /SQLite ledger '.*quota\.db': .*\(SQLITE_\w+\) \(QG_STORE_UNAVAILABLE\)$/,
+      );
     } finally {
       d.cleanup();
     }
