@@ -22,7 +22,7 @@
 import { deepStrictEqual } from 'node:assert';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +43,9 @@ async function validatedDefaults() {
     platform: 'node',
     target: 'node20',
     write: false,
+    // Run from a data: URL, which createRequire cannot resolve from: what src/time-libs.ts
+    // requires on first use is found from the sources instead.
+    define: { 'import.meta.url': JSON.stringify(pathToFileURL(resolve(root, 'src/time-libs.ts')).href) },
     logLevel: 'warning',
   });
   const code = Buffer.from(outputFiles[0].contents).toString('base64');

@@ -1,13 +1,14 @@
 /**
  * Calendar arithmetic in the upstream's time zone (YouTube: America/Los_Angeles), daylight saving
  * included. Luxon does the zone math so that a 23- or 25-hour day is handled by the IANA database,
- * not by us.
+ * not by us. Luxon is loaded on the first call that needs it (time-libs.ts), not with this module.
  */
-import { DateTime, Info } from 'luxon';
+import type { DateTime } from 'luxon';
 import { InvalidArgumentError } from './errors.js';
+import { luxon } from './time-libs.js';
 
 function inZone(nowMs: number, timeZone: string): DateTime {
-  const dt = DateTime.fromMillis(nowMs, { zone: timeZone });
+  const dt = luxon().DateTime.fromMillis(nowMs, { zone: timeZone });
   if (!dt.isValid) throw new InvalidArgumentError('timeZone', `unknown time zone '${timeZone}'`);
   return dt;
 }
@@ -17,14 +18,15 @@ let intlZones: ReadonlySet<string> | undefined;
 
 /**
  * True when `timeZone` is a zone Luxon knows (what `setZone` accepts). A canonical zone name is
- * looked up in the list Intl gives; anything else (an alias such as US/Pacific, `utc+2`) is asked
- * of Luxon, which builds an Intl.DateTimeFormat to find out. The first DateTimeFormat of a process
- * loads ICU's locale data, about 12 ms, which a command that does no calendar arithmetic (spend,
- * status on a sliding window) need not pay to check its config.
+ * looked up in the list Intl gives, and `UTC` (the schedules' default, which that list leaves out)
+ * is Luxon's own fixed zone; anything else (an alias such as US/Pacific, `utc+2`) is asked of
+ * Luxon, which builds an Intl.DateTimeFormat to find out. The first DateTimeFormat of a process
+ * loads ICU's locale data, about 12 ms, and Luxon itself takes 5 ms to load: a command that does no
+ * calendar arithmetic (spend on a sliding window) need not pay either to check its config.
  */
 export function isValidTimeZone(timeZone: string): boolean {
   intlZones ??= new Set(Intl.supportedValuesOf('timeZone'));
-  return intlZones.has(timeZone) || Info.normalizeZone(timeZone).isValid;
+  return intlZones.has(timeZone) || timeZone === 'UTC' || luxon().Info.normalizeZone(timeZone).isValid;
 }
 
 /** Epoch ms of the next midnight in `timeZone` strictly after `nowMs`. */

@@ -4,12 +4,14 @@
  * node-cron parses the expression and decides whether a day matches (its own `match`, so day-of-month
  * and day-of-week rules mean exactly what they mean to the scheduler); the times within a day come
  * from the parsed fields, laid out with Luxon in the schedule's time zone so that daylight-saving days
- * (23 or 25 hours) are counted as the scheduler will run them.
+ * (23 or 25 hours) are counted as the scheduler will run them. Both are loaded on the first call
+ * (time-libs.ts), not with this module.
  */
-import { DateTime } from 'luxon';
-import { createTask, parse } from 'node-cron';
+import type { DateTime } from 'luxon';
+import type { createTask } from 'node-cron';
 import type { Config, CredentialConfig } from './config/types.js';
 import { InvalidArgumentError } from './errors.js';
+import { luxon, nodeCron } from './time-libs.js';
 
 const DAY_MS = 86_400_000;
 /** Runs enumerated for one schedule at most (a schedule every second over 8 days is 691,200). */
@@ -23,6 +25,8 @@ export interface Spend {
 
 /** Epoch ms of every run of `cron` (in `timeZone`) within [fromMs, toMs), in order. */
 export function cronRuns(cron: string, timeZone: string, fromMs: number, toMs: number): number[] {
+  const { parse, createTask } = nodeCron();
+  const { DateTime } = luxon();
   let fields: ReturnType<typeof parse>;
   try {
     fields = parse(cron);
@@ -108,6 +112,7 @@ export function maxInWindow(
 
 /** The most units spent within one calendar day of `timeZone`, over the whole days in [fromMs, toMs). */
 export function maxInDay(spends: readonly Spend[], timeZone: string, fromMs: number, toMs: number): number {
+  const { DateTime } = luxon();
   const byDay = new Map<number, number>();
   for (const s of spends) {
     const start = DateTime.fromMillis(s.at, { zone: timeZone }).startOf('day');

@@ -1,6 +1,6 @@
 /** What `quota-guard history` prints: the runs as a table or as JSON. */
-import { DateTime } from 'luxon';
 import type { RunSummary } from '../history/index.js';
+import { luxon } from '../time-libs.js';
 import { formatDuration, formatNumber, table } from './format.js';
 
 /** The terminal width the table keeps to. */
@@ -18,7 +18,7 @@ export function runJson(r: RunSummary): Record<string, unknown> {
 
 /** `11-23 14:05:09` in the operator's zone. */
 export function localTime(ms: number): string {
-  return DateTime.fromMillis(ms).toFormat('MM-dd HH:mm:ss');
+  return luxon().DateTime.fromMillis(ms).toFormat('MM-dd HH:mm:ss');
 }
 
 /** The human form: one line per run, within 100 columns (the reason is cut to fit). */
@@ -55,5 +55,5 @@ export function clip(s: string, width: number): string {
 }
 
 export function localZone(): string {
-  return DateTime.local().zoneName ?? 'local time';
+  return luxon().DateTime.local().zoneName ?? 'local time';
 }

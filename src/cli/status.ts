@@ -5,11 +5,11 @@
  * Within 100 columns, times in the credential's zone and the operator's.
  */
 
-import { DateTime } from 'luxon';
 import type { Tier } from '../config/types.js';
 import type { BucketStatus, StatusReport } from '../guard/status.js';
 import type { RegionFreshness } from '../history/freshness.js';
 import { terminalText } from '../terminal-text.js';
+import { luxon } from '../time-libs.js';
 import { bar, breakdown, formatDuration, formatNumber, table, wrap } from './format.js';
 
 /** What `status` prints: the ledger's report and, when the history was readable, region freshness. */
@@ -39,6 +39,7 @@ export interface RenderStatusOptions {
 
 /** `11:08:12 PST`, and the date too when it is not `ref`'s day in that zone. */
 export function clock(ms: number, zone: string, refMs: number): string {
+  const { DateTime } = luxon();
   const t = DateTime.fromMillis(ms, { zone });
   const sameDay = t.hasSame(DateTime.fromMillis(refMs, { zone }), 'day');
   return t.toFormat(sameDay ? 'HH:mm:ss ZZZZ' : 'yyyy-MM-dd HH:mm ZZZZ');
@@ -91,7 +92,7 @@ function bucketName(id: string): string {
 /** The human form of a status report, at most 100 columns wide. */
 export function renderStatus(view: StatusView, options: RenderStatusOptions = {}): string {
   const tty = options.tty ?? false;
-  const local = options.localZone ?? DateTime.local().zoneName ?? 'UTC';
+  const local = options.localZone ?? luxon().DateTime.local().zoneName ?? 'UTC';
   const nowMs = Date.parse(view.at);
   const W = STATUS_WIDTH;
   const out: string[] = [

@@ -21,6 +21,10 @@ export const DEFAULT_BACKFILL_MIN_AGE_MS = 3_600_000;
 export const MAX_WINDOW_MS = 1e12;
 /** A config file larger than this is refused before it is read. */
 export const MAX_CONFIG_BYTES = 2 ** 20;
+/** When the trending job runs (cron, in schedules.trending.timeZone: UTC by default). */
+export const DEFAULT_TRENDING_CRON = '0 * * * *';
+/** When the backfill runs (cron, in schedules.backfill.timeZone: UTC by default). */
+export const DEFAULT_BACKFILL_CRON = '30 * * * *';
 /** The upstream's trending chart holds at most 200 videos: 4 pages of 50. */
 export const DEFAULT_MAX_PAGES = 4;
 

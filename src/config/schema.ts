@@ -7,10 +7,12 @@ import * as z from 'zod';
 import { profileSchema } from '../profiles/schema.js';
 import {
   DEFAULT_API_KEY_ENV,
+  DEFAULT_BACKFILL_CRON,
   DEFAULT_BACKFILL_MIN_AGE_MS,
   DEFAULT_BASE_URL,
   DEFAULT_MAX_PAGES,
   DEFAULT_REGIONS,
+  DEFAULT_TRENDING_CRON,
   DEFAULT_WINDOW,
   MAX_WINDOW_MS,
 } from './defaults.js';
@@ -148,7 +150,7 @@ const schedule = (cron: string, stagger: string) => z.strictObject(scheduleShape
 /** The trending schedule also says how many pages of each chart a run fetches at most. */
 const trendingSchedule = z
   .strictObject({
-    ...scheduleShape('0 * * * *', '2m'),
+    ...scheduleShape(DEFAULT_TRENDING_CRON, '2m'),
     maxPages: positiveIntSchema.default(DEFAULT_MAX_PAGES),
   })
   .prefault({});
@@ -190,7 +192,7 @@ export const configSchema = z.strictObject({
   schedules: z
     .strictObject({
       trending: trendingSchedule,
-      backfill: schedule('30 * * * *', '0s'),
+      backfill: schedule(DEFAULT_BACKFILL_CRON, '0s'),
     })
     .prefault({}),
   backfill: z

@@ -10,7 +10,6 @@
  *   spent today), else an even pace from 0 at the window's start to quota − reserve at its end.
  * - Every region's last successful fetch (stale ones flagged), blocks, and the last runs.
  */
-import { DateTime } from 'luxon';
 import { startOfDay } from '../calendar-day.js';
 import type { Config, Tier } from '../config/types.js';
 import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
@@ -19,6 +18,7 @@ import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
 import type { RunHistory, RunSummary } from '../history/types.js';
 import { backfillMethod } from '../job-library/backfill.js';
 import type { Ledger } from '../ledger/types.js';
+import { luxon } from '../time-libs.js';
 
 export interface StatusPageData {
   report: StatusReport;
@@ -163,6 +163,7 @@ function ago(ms: number): string {
 }
 
 function clock(ms: number, zone: string, withDate = false): string {
+  const { DateTime } = luxon();
   return DateTime.fromMillis(ms, { zone }).toFormat(withDate ? 'MMM d HH:mm ZZZZ' : 'HH:mm:ss ZZZZ');
 }
 
@@ -196,6 +197,7 @@ function chart(
   const span = end - start;
   // Few enough to stay readable when the chart is shrunk to a phone's width.
   const ticks = 4;
+  const { DateTime } = luxon();
   for (let i = 0; i <= ticks; i++) {
     const t = start + (span * i) / ticks;
     const label = DateTime.fromMillis(t, { zone: timeZone }).toFormat(
@@ -287,7 +289,7 @@ function outcomeBadge(outcome: string): string {
 export function renderStatusPage(d: StatusPageData): string {
   const { report } = d;
   const now = Date.parse(report.at);
-  const local = d.localZone ?? DateTime.local().zoneName ?? 'UTC';
+  const local = d.localZone ?? luxon().DateTime.local().zoneName ?? 'UTC';
   const refresh = d.refreshSeconds ?? 30;
   const body: string[] = [];
   const first = report.credentials[0]?.timeZone ?? 'UTC';
@@ -313,7 +315,7 @@ export function renderStatusPage(d: StatusPageData): string {
         );
       const window =
         b.window === 'upstream-day'
-          ? `upstream day ${DateTime.fromMillis(start, { zone: c.timeZone }).toFormat('MMM d')}, resets ${clock(end, c.timeZone)}`
+          ? `upstream day ${luxon().DateTime.fromMillis(start, { zone: c.timeZone }).toFormat('MMM d')}, resets ${clock(end, c.timeZone)}`
           : `sliding ${ago(b.windowMs)} window`;
       body.push(
         `<section class="card${b.blockedUntil ? ' blocked' : ''}" id="bucket-${esc(c.id)}-${esc(b.id)}">`,

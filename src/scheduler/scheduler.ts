@@ -7,9 +7,10 @@
  *
  * The ticks come from a `TickSource`: node-cron by default, or any other clock (tests, drills).
  */
-import { type Logger as CronLogger, createTask } from 'node-cron';
+import type { Logger as CronLogger } from 'node-cron';
 import type { GuardLogger } from '../guard/types.js';
 import type { JobResult } from '../job-library/types.js';
+import { nodeCron } from '../time-libs.js';
 
 export interface ScheduledJob {
   /** Unique: `trending:US`, `backfill`. */
@@ -55,7 +56,7 @@ export function cronTicks(logger: GuardLogger): TickSource {
   };
   return {
     schedule(job, onTick) {
-      const task = createTask(job.cron, (ctx) => onTick(ctx.date), {
+      const task = nodeCron().createTask(job.cron, (ctx) => onTick(ctx.date), {
         timezone: job.timeZone,
         name: job.name,
         logger: cronLogger,

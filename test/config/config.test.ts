@@ -1,7 +1,9 @@
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { validateDetailed } from 'node-cron';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_BACKFILL_CRON, DEFAULT_TRENDING_CRON } from '../../src/config/defaults.js';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
 import { ConfigError, exitCodeFor } from '../../src/errors.js';
 
@@ -286,6 +288,17 @@ describe('problems: one line each, with its path, exit 78', () => {
         "schedules.backfill.timeZone: unknown time zone 'Nowhere'",
       ]),
     );
+  });
+
+  it('the built-in schedules, which the config does not check again, are cron expressions node-cron accepts', () => {
+    for (const cron of [DEFAULT_TRENDING_CRON, DEFAULT_BACKFILL_CRON]) {
+      expect(validateDetailed(cron), cron).toMatchObject({ valid: true, errors: [] });
+    }
+    const c = parseConfig({}, { env: {} });
+    expect([c.schedules.trending.cron, c.schedules.backfill.cron]).toEqual([
+      DEFAULT_TRENDING_CRON,
+      DEFAULT_BACKFILL_CRON,
+    ]);
   });
 
   it('names the file and position of a syntax error, and a missing file', () => {

@@ -78,6 +78,18 @@ describe('the bundled CLI', () => {
     expect(status.stdout).toMatch(/redis ledger/);
   });
 
+  it('loads Luxon and node-cron only for a command that does calendar arithmetic', () => {
+    // NODE_DEBUG=module logs each CommonJS file Node loads, the two libraries included (they are
+    // required from node_modules on first use, src/time-libs.ts).
+    const loaded = (args: string[]) => {
+      const r = cli(args, { NODE_DEBUG: 'module' });
+      expect(r.status).toBe(0);
+      return ['luxon', 'node-cron'].filter((p) => r.stderr.includes(`node_modules/${p}/`));
+    };
+    expect(loaded(['spend', 'default', '--cost', '1'])).toEqual([]);
+    expect(loaded(['status'])).toEqual(['luxon', 'node-cron']);
+  });
+
   it('reports a config mistake as one line, without a stack trace', () => {
     const config = join(pkg, 'bad.yaml');
     writeFileSync(config, 'maxSleep: soon\n');
