@@ -133,11 +133,12 @@ export class Searcher {
   /**
    * What a term costs bm25, in documents: a word's documents, counted up to `commonTermDocs + 1`
    * (a bounded scan) or estimated from the hot index; a prefix's (see `prefix`). A phrase costs
-   * as much as its commonest word, whose whole match list bm25 reads, however rare the phrase is
-   * (`"of the rarest"`; a Thai or katakana word is a phrase of common letter pairs).
+   * what all its words cost together: bm25 reads the whole match list of each, however rare the
+   * phrase is (`"of the rarest"`; a Thai or katakana word is a phrase of several letter pairs, each
+   * in thousands of videos).
    */
   #termDocs(term: QueryTerm): number {
-    return Math.max(...this.#tokenDocs(term));
+    return this.#tokenDocs(term).reduce((sum, d) => sum + d, 0);
   }
 
   /**
