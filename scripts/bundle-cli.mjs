@@ -6,9 +6,11 @@
  * chunks in dist/cli-chunks/, split at the dynamic imports, so a command reads a few dozen larger
  * files. The library (dist/index.js and the rest of tsc's output, with its types) is unchanged.
  *
- * Kept out of the bundle: better-sqlite3 (a native addon, found by its own loader) and pino (its
+ * Kept out of the bundle: better-sqlite3 (a native addon, found by its own loader), pino (its
  * transports run in worker threads that load pino's files by path; it is required at run time
- * through createRequire and loads from node_modules). The YAML parser, which the library requires
+ * through createRequire and loads from node_modules), and Luxon and node-cron, which
+ * src/time-libs.ts requires the same way on the first call that needs them (in the bundle, even
+ * unevaluated, they were 150 kB that every `spend` read and parsed). The YAML parser, which the library requires
  * the same way on first use (src/config/yaml.ts), is bundled: src/config/yaml-bundled.ts imports
  * it instead, into the chunk that reads config files; from node_modules it was about forty CommonJS
  * files to resolve and compile, 30-40 ms of CPU for every command run with a config file.

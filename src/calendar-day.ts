@@ -25,8 +25,9 @@ let intlZones: ReadonlySet<string> | undefined;
  * calendar arithmetic (spend on a sliding window) need not pay either to check its config.
  */
 export function isValidTimeZone(timeZone: string): boolean {
+  if (timeZone === 'UTC') return true;
   intlZones ??= new Set(Intl.supportedValuesOf('timeZone'));
-  return intlZones.has(timeZone) || timeZone === 'UTC' || luxon().Info.normalizeZone(timeZone).isValid;
+  return intlZones.has(timeZone) || luxon().Info.normalizeZone(timeZone).isValid;
 }
 
 /** Epoch ms of the next midnight in `timeZone` strictly after `nowMs`. */

@@ -127,8 +127,10 @@ function resolveCredential(
   problems: Problems,
 ): CredentialConfig {
   const at = `credentials[${i}]`;
+  // A profile's zone was checked with the profile (its schema; the built-in ones by a test).
   const timeZone = c.timeZone ?? profile.timeZone;
-  if (!isValidTimeZone(timeZone)) problems.add(`${at}.timeZone`, `unknown time zone '${timeZone}'`);
+  if (c.timeZone !== undefined && !isValidTimeZone(c.timeZone))
+    problems.add(`${at}.timeZone`, `unknown time zone '${c.timeZone}'`);
 
   for (const name of Object.keys(c.buckets)) {
     if (!(name in profile.buckets)) {
