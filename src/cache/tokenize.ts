@@ -186,7 +186,7 @@ function splitWord(word: string, push: (token: string, from: number, to: number)
 type WordSpans = ReadonlyArray<{ token: string; from: number; to: number }>;
 
 /** Words repeat (Zipf): the tokens of recently seen words are kept. */
-const MEMO_MAX = 100_000;
+const MEMO_MAX = 15_000;
 
 /**
  * A map of recent keys in two generations: when the young one is full it becomes the old one (the
