@@ -15,7 +15,12 @@ import { positiveIntOption } from '../argument-checks.js';
 import { DEFAULT_CACHE_PATH } from '../config/defaults.js';
 import { InvalidArgumentError, StoreUnavailableError } from '../errors.js';
 import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
-import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpoint.js';
+import {
+  BACKSTOP_CHECKPOINT_PAGES,
+  BACKSTOP_WAL_BYTES,
+  type Checkpointer,
+  startCheckpointer,
+} from './checkpoint.js';
 import { hotIsStale, hotState, rebuildHot } from './hot.js';
 import { Writer } from './ingest.js';
 import * as records from './records.js';
@@ -164,7 +169,10 @@ class SqliteCache implements Cache {
   #checkpointInBackground(): void {
     if (this.#checkpointer !== undefined || this.#db.memory || !this.#db.open) return;
     if (++this.#writes < WRITES_BEFORE_WORKER) return;
-    this.#run(() => this.#db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`));
+    this.#run(() => {
+      this.#db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+      this.#db.pragma(`journal_size_limit = ${BACKSTOP_WAL_BYTES}`);
+    });
     this.#checkpointer = startCheckpointer(this.path);
   }
 

@@ -41,6 +41,14 @@ parentPort.on('message', () => {
 /** Pages of WAL after which the writer checkpoints itself while the worker runs (about 200 MB). */
 export const BACKSTOP_CHECKPOINT_PAGES = 50_000;
 
+/**
+ * While the worker runs, the WAL file is cut back to this size (instead of 64 MB) when it starts
+ * over: a little more than the backstop's WAL, so it is not cut back at all. The WAL then starts
+ * over on blocks the file already has, and writing over them costs the kernel less than growing
+ * the file again each time (an ingest of 1,000,000 videos took about 6 % less CPU).
+ */
+export const BACKSTOP_WAL_BYTES = 256 * 2 ** 20;
+
 export interface Checkpointer {
   /** Stop, and wait (at most `waitMs`) until the worker has closed its connection. */
   stop(waitMs?: number): void;
