@@ -1,10 +1,13 @@
 /**
- * The config file's schema (zod). It only checks shapes and fills defaults; names that depend on
- * each other (methods of a profile, buckets, budgets' credentials, reserve < quota) are checked
- * when the file is resolved (load.ts), so every problem comes back with its path.
+ * The config file's schema (zod, its mini API: src/zod-mini.ts). It only checks shapes and fills
+ * defaults; names that depend on each other (methods of a profile, buckets, budgets' credentials,
+ * reserve < quota) are checked when the file is resolved (load.ts), so every problem comes back
+ * with its path.
  */
-import * as z from 'zod';
+
+import * as z from 'zod/mini';
 import { profileSchema } from '../profiles/schema.js';
+import '../zod-mini.js';
 import {
   DEFAULT_API_KEY_ENV,
   DEFAULT_BACKFILL_CRON,
@@ -29,12 +32,33 @@ function windowProblem(ms: number): string | undefined {
   return undefined;
 }
 
+/** What a transform is given besides the value: where its issues go. */
+interface TransformContext {
+  value: unknown;
+  issues: z.core.$ZodRawIssue[];
+}
+
+/** A transform's issue, as the classic API's `ctx.addIssue({ code: 'custom', message })` makes it. */
+function fail(ctx: TransformContext, message: string): never {
+  ctx.issues.push({ code: 'custom', message, input: ctx.value });
+  return z.NEVER;
+}
+
+/** `schema` then `fn` (the classic API's `schema.transform(fn)`). */
+function transformed<I extends z.ZodMiniType, O>(
+  schema: I,
+  fn: (v: z.output<I>, ctx: TransformContext) => O,
+) {
+  return z.pipe(schema, z.transform(fn));
+}
+
+const numberOrString = () => z.union([z.number(), z.string()]);
+
 function durationSchema(allowZero: boolean) {
-  return z.union([z.number(), z.string()]).transform((v, ctx) => {
+  return transformed(numberOrString(), (v, ctx) => {
     const ms = parseDuration(v);
     if (ms === undefined || ms < 0 || (ms === 0 && !allowZero)) {
-      ctx.addIssue({ code: 'custom', message: allowZero ? DURATION_HINT : `${DURATION_HINT}, above 0` });
-      return z.NEVER;
+      return fail(ctx, allowZero ? DURATION_HINT : `${DURATION_HINT}, above 0`);
     }
     return ms;
   });
@@ -43,18 +67,16 @@ function durationSchema(allowZero: boolean) {
 /** A positive duration → ms. */
 export const duration = durationSchema(false);
 /** A positive duration the ledger accepts as a window → ms. */
-const windowDuration = duration.transform((ms, ctx) => {
+const windowDuration = transformed(duration, (ms, ctx) => {
   const problem = windowProblem(ms);
-  if (problem === undefined) return ms;
-  ctx.addIssue({ code: 'custom', message: problem });
-  return z.NEVER;
+  return problem === undefined ? ms : fail(ctx, problem);
 });
 /** A duration that may be 0 → ms. */
 export const durationOrZero = durationSchema(true);
 
 /** A number of units, or a percentage of the bucket's quota (`5%`). */
 export type Amount = { units: number } | { percent: number };
-const amount = z.union([z.number(), z.string()]).transform((v, ctx): Amount => {
+const amount = transformed(numberOrString(), (v, ctx): Amount => {
   if (typeof v === 'number') {
     if (v >= 0 && Number.isFinite(v)) return { units: v };
   } else {
@@ -62,159 +84,159 @@ const amount = z.union([z.number(), z.string()]).transform((v, ctx): Amount => {
     if (m && Number(m[1]) < 100) return { percent: Number(m[1]) };
     if (/^\s*\d+\s*$/.test(v)) return { units: Number(v) };
   }
-  ctx.addIssue({
-    code: 'custom',
-    message: 'must be a number of units >= 0 or a percentage below 100% (e.g. 5%)',
-  });
-  return z.NEVER;
+  return fail(ctx, 'must be a number of units >= 0 or a percentage below 100% (e.g. 5%)');
 });
 
 /** `sliding` (24 h), a sliding duration (`24h`), or `upstream-day`. */
 export type RawWindow = { kind: 'sliding'; ms: number } | { kind: 'upstream-day' };
-const windowSpec = z.union([z.number(), z.string()]).transform((v, ctx): RawWindow => {
+const windowSpec = transformed(numberOrString(), (v, ctx): RawWindow => {
   if (v === 'upstream-day') return { kind: 'upstream-day' };
   if (v === 'sliding') return { kind: 'sliding', ms: parseDuration(DEFAULT_WINDOW)! };
   const ms = parseDuration(v);
   const problem = ms !== undefined && ms > 0 ? windowProblem(ms) : undefined;
   if (ms !== undefined && ms > 0 && problem === undefined) return { kind: 'sliding', ms };
-  ctx.addIssue({
-    code: 'custom',
-    message: problem ?? `must be 'sliding', 'upstream-day' or a duration such as 24h`,
-  });
-  return z.NEVER;
+  return fail(ctx, problem ?? `must be 'sliding', 'upstream-day' or a duration such as 24h`);
 });
 
-const positiveIntSchema = z.number().int().positive();
+const positiveIntSchema = z.number().check(z.int(), z.positive());
 const tier = z.enum(TIERS);
 
 const pace = z.strictObject({ limit: positiveIntSchema, window: windowDuration });
 
 const bucket = z.strictObject({
-  quota: positiveIntSchema.optional(),
-  window: windowSpec.optional(),
-  reserve: amount.optional(),
-  backfillHeadroom: amount.optional(),
-  pace: pace.optional(),
+  quota: z.optional(positiveIntSchema),
+  window: z.optional(windowSpec),
+  reserve: z.optional(amount),
+  backfillHeadroom: z.optional(amount),
+  pace: z.optional(pace),
 });
 
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const id = z.string().regex(ID_PATTERN, 'must be 1-64 letters, digits, ".", "_" or "-"');
+const id = z.string().check(z.regex(ID_PATTERN, 'must be 1-64 letters, digits, ".", "_" or "-"'));
 
 const credential = z.strictObject({
   id,
-  apiKeyEnv: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
-    .default(DEFAULT_API_KEY_ENV),
+  apiKeyEnv: z._default(
+    z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')),
+    DEFAULT_API_KEY_ENV,
+  ),
   /** A built-in profile or one of `profiles`. */
-  profile: id.default('youtube-2026'),
-  timeZone: z.string().optional(),
+  profile: z._default(id, 'youtube-2026'),
+  timeZone: z.optional(z.string()),
   /** Defaults for every bucket of the credential. */
-  window: windowSpec.optional(),
-  reserve: amount.optional(),
-  backfillHeadroom: amount.optional(),
-  pace: pace.optional(),
-  buckets: z.record(z.string(), bucket).default({}),
+  window: z.optional(windowSpec),
+  reserve: z.optional(amount),
+  backfillHeadroom: z.optional(amount),
+  pace: z.optional(pace),
+  buckets: z._default(z.record(z.string(), bucket), {}),
 });
 
 const budget = z.strictObject({
   id,
   /** Omitted: the budget applies to every credential (each gets its own log). */
-  credential: z.string().optional(),
+  credential: z.optional(z.string()),
   /** Omitted: inferred from `methods` (which must then share one bucket). */
-  bucket: z.string().optional(),
-  methods: z.array(z.string()).min(1).optional(),
-  tiers: z.array(tier).min(1).optional(),
+  bucket: z.optional(z.string()),
+  methods: z.optional(z.array(z.string()).check(z.minLength(1))),
+  tiers: z.optional(z.array(tier).check(z.minLength(1))),
   limit: positiveIntSchema,
   window: windowDuration,
 });
 
 /** Calls per upstream day that people or scripts make on one method (for `plan`). */
 const expected = z.strictObject({
-  id: id.optional(),
+  id: z.optional(id),
   /** Omitted: the first credential. */
-  credential: z.string().optional(),
-  method: z.string().min(1),
-  tier: tier.default('manual'),
+  credential: z.optional(z.string()),
+  method: z.string().check(z.minLength(1)),
+  tier: z._default(tier, 'manual'),
   callsPerDay: positiveIntSchema,
 });
 
 const scheduleShape = (cron: string, stagger: string) => ({
-  cron: z.string().default(cron),
-  stagger: durationOrZero.default(parseDuration(stagger)!),
-  timeZone: z.string().default('UTC'),
+  cron: z._default(z.string(), cron),
+  stagger: z._default(durationOrZero, parseDuration(stagger)!),
+  timeZone: z._default(z.string(), 'UTC'),
 });
 
-const schedule = (cron: string, stagger: string) => z.strictObject(scheduleShape(cron, stagger)).prefault({});
+const schedule = (cron: string, stagger: string) =>
+  z.prefault(z.strictObject(scheduleShape(cron, stagger)), {});
 
 /** The trending schedule also says how many pages of each chart a run fetches at most. */
-const trendingSchedule = z
-  .strictObject({
+const trendingSchedule = z.prefault(
+  z.strictObject({
     ...scheduleShape(DEFAULT_TRENDING_CRON, '2m'),
-    maxPages: positiveIntSchema.default(DEFAULT_MAX_PAGES),
-  })
-  .prefault({});
+    maxPages: z._default(positiveIntSchema, DEFAULT_MAX_PAGES),
+  }),
+  {},
+);
 
 const store = z.union([
   z.string(),
   z.strictObject({
-    url: z.string().optional(),
-    keyPrefix: z.string().max(100).optional(),
-    commandTimeoutMs: duration.optional(),
-    connectTimeoutMs: duration.optional(),
-    waitReplicas: z.number().int().min(0).max(16).optional(),
-    waitTimeoutMs: duration.optional(),
+    url: z.optional(z.string()),
+    keyPrefix: z.optional(z.string().check(z.maxLength(100))),
+    commandTimeoutMs: z.optional(duration),
+    connectTimeoutMs: z.optional(duration),
+    waitReplicas: z.optional(z.number().check(z.int(), z.gte(0), z.lte(16))),
+    waitTimeoutMs: z.optional(duration),
   }),
 ]);
 
 export const configSchema = z.strictObject({
-  store: store.optional(),
+  store: z.optional(store),
   /** Quota models of the config's own (the built-in ones are youtube-2026 and youtube-classic). */
-  profiles: z.record(id, profileSchema).default({}),
+  profiles: z._default(z.record(id, profileSchema), {}),
   /** Omitted: cache.db in the data directory (config/paths.ts). */
-  cache: z.strictObject({ path: z.string().min(1).optional() }).prefault({}),
-  upstream: z
-    .strictObject({
-      baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(DEFAULT_BASE_URL),
-      timeout: duration.default(10_000),
-    })
-    .prefault({}),
-  credentials: z
-    .array(credential)
-    .min(1)
-    .prefault([{ id: 'default' }]),
-  budgets: z.array(budget).default([]),
-  regions: z
-    .array(z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter region code (ISO 3166-1)'))
-    .min(1)
-    .default([...DEFAULT_REGIONS]),
-  categories: z.record(z.string(), z.array(z.union([z.string().min(1), z.number().int()]))).default({}),
-  schedules: z
-    .strictObject({
+  cache: z.prefault(z.strictObject({ path: z.optional(z.string().check(z.minLength(1))) }), {}),
+  upstream: z.prefault(
+    z.strictObject({
+      baseUrl: z._default(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }), DEFAULT_BASE_URL),
+      timeout: z._default(duration, 10_000),
+    }),
+    {},
+  ),
+  credentials: z.prefault(z.array(credential).check(z.minLength(1)), [{ id: 'default' }]),
+  budgets: z._default(z.array(budget), []),
+  regions: z._default(
+    z
+      .array(z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be a two-letter region code (ISO 3166-1)')))
+      .check(z.minLength(1)),
+    [...DEFAULT_REGIONS],
+  ),
+  categories: z._default(
+    z.record(z.string(), z.array(z.union([z.string().check(z.minLength(1)), z.number().check(z.int())]))),
+    {},
+  ),
+  schedules: z.prefault(
+    z.strictObject({
       trending: trendingSchedule,
       backfill: schedule(DEFAULT_BACKFILL_CRON, '0s'),
-    })
-    .prefault({}),
-  backfill: z
-    .strictObject({
+    }),
+    {},
+  ),
+  backfill: z.prefault(
+    z.strictObject({
       /** A video refreshed less than this long ago (by trending or the backfill) is skipped. */
-      minAge: durationOrZero.default(DEFAULT_BACKFILL_MIN_AGE_MS),
+      minAge: z._default(durationOrZero, DEFAULT_BACKFILL_MIN_AGE_MS),
       /** `day`, `none`, or the id of a budget that paces it. */
-      pace: z.string().min(1).default('day'),
+      pace: z._default(z.string().check(z.minLength(1)), 'day'),
       /** Hold back the units today's remaining scheduled runs need from the backfill. */
-      holdScheduled: z.boolean().default(true),
-    })
-    .prefault({}),
+      holdScheduled: z._default(z.boolean(), true),
+    }),
+    {},
+  ),
   /** Spending outside the configured jobs (people, scripts), counted by `plan`. */
-  expected: z.array(expected).default([]),
-  maxSleep: duration.default(30_000),
-  storeDown: z
-    .strictObject({
-      default: z.enum(['auto', 'open', 'closed']).default('auto'),
-      openMaxCost: z.number().int().min(0).default(1),
-      sites: z.record(z.string(), z.enum(['open', 'closed'])).default({}),
-    })
-    .prefault({}),
+  expected: z._default(z.array(expected), []),
+  maxSleep: z._default(duration, 30_000),
+  storeDown: z.prefault(
+    z.strictObject({
+      default: z._default(z.enum(['auto', 'open', 'closed']), 'auto'),
+      openMaxCost: z._default(z.number().check(z.int(), z.gte(0)), 1),
+      sites: z._default(z.record(z.string(), z.enum(['open', 'closed'])), {}),
+    }),
+    {},
+  ),
 });
 
 export type RawConfig = z.output<typeof configSchema>;
