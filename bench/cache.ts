@@ -319,9 +319,11 @@ export async function run(): Promise<void> {
   let seed = 1;
   // Warm-up before the first table: V8 compiles the cache's JS (routing, snippets) during its first
   // few hundred searches, on threads that compete for the two cores, and the first mix measured
-  // that (at a million videos, with the load of other work: the rare word's p95 3.3× the plain
-  // query's without this warm-up, 1.9× with it). The words are of ranks no mix draws from
-  // (2,000–20,000), so no measured query's word counts are remembered from it.
+  // that (in a separate process on a million-video file, load average about 2: the first rare-word
+  // mix's p95 3.3× the plain query's without this warm-up, 1.9× with it; a process that has just
+  // ingested still shows a tail of slow searches in its first mix, see docs/benchmarks.md). The
+  // words are of ranks no mix draws from (2,000–20,000), so no measured query's word counts are
+  // remembered from it.
   for (const [k, shape] of SHAPES.entries()) {
     for (const q of queries(corpus, { name: '', ranks: [2_001, 19_999] }, shape, 100, 500 + k)) {
       cache.search(q, { limit: 20 });
