@@ -4,8 +4,9 @@
  * was about 10 ms of its start-up. What needs them (the upstream day, the backfill's pacing, the
  * scheduler, `status`) calls these; each library is loaded once and shared by every caller.
  *
- * The CLI bundle replaces this module with time-libs-bundled.ts (scripts/bundle-cli.mjs), which
- * keeps both inside the bundle, still evaluated only when first called.
+ * The CLI bundle (scripts/bundle-cli.mjs) keeps this module as it is: both libraries stay in
+ * node_modules, required from there on the first call, like pino (test/e2e/bundle.test.ts checks
+ * which commands load them).
  */
 import { createRequire } from 'node:module';
 
