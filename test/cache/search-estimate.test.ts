@@ -1,0 +1,146 @@
+/**
+ * Word counts estimated from the hot index: on a cache larger than `commonTermDocs` with a hot index
+ * of at least 1,000 videos, a word the hot sample shows in well under `commonTermDocs` videos is not
+ * counted in the whole index, and the query's words are looked up in the hot index together. The
+ * estimate only routes: the hits are every match, whatever the route.
+ */
+import { join } from 'node:path';
+import type { Database, Statement } from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writer } from '../../src/cache/ingest.js';
+import { matchExpression, parseQuery } from '../../src/cache/query.js';
+import { CACHE_FORMAT } from '../../src/cache/schema.js';
+import { Searcher } from '../../src/cache/search.js';
+import { openStore } from '../../src/sqlite/open.js';
+import { tempDir, video } from './helpers.js';
+
+const t = tempDir();
+
+const COMMON_TERM_DOCS = 200;
+const RANKED_MATCHES = 100;
+const N = 3000;
+
+/**
+ * Video n: `g<n % 10>` is in 300 videos (100 of them hot: estimated at 303, counted), `m<n % 40>` in
+ * 75 (25 hot: estimated at 78, at most half of commonTermDocs), `r<n % 300>` in 10 (3 or 4 hot).
+ * With no trending charts, the hot index holds the 1,000 most viewed: n = 2000..2999.
+ */
+const title = (n: number) => `g${n % 10} m${n % 40} r${n % 300}`;
+
+let db: Database;
+let searcher: Searcher;
+/** The whole-index counts asked for since the last `reset`: [match expression, limit]. */
+let counted: Array<[string, number]> = [];
+/** Statements that count words in the hot index since the last `reset`. */
+let hotLookups = 0;
+
+beforeAll(() => {
+  ({ db } = openStore(CACHE_FORMAT, { path: join(t.dir, 'estimate.db') }));
+  const writer = new Writer(db, 5000);
+  writer.upsert(
+    Array.from({ length: N }, (_, n) => video(`v${n}`, { title: title(n), views: n })),
+    1_000,
+  );
+  writer.catchUp();
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    const s = prepare(sql) as Statement;
+    if (sql.startsWith('SELECT count(*) FROM (SELECT 1 FROM videos_fts')) {
+      const get = s.get.bind(s);
+      s.get = ((...args: unknown[]) => {
+        counted.push([args[0] as string, args[1] as number]);
+        return get(...args);
+      }) as typeof s.get;
+    }
+    if (sql.startsWith('SELECT (SELECT count(*) FROM hot_fts')) {
+      const get = s.get.bind(s);
+      s.get = ((...args: unknown[]) => {
+        hotLookups++;
+        return get(...args);
+      }) as typeof s.get;
+    }
+    return s;
+  }) as typeof db.prepare;
+  searcher = new Searcher(db, writer, {
+    commonTermDocs: COMMON_TERM_DOCS,
+    rankedMatches: RANKED_MATCHES,
+    hotSize: 1000,
+    now: () => 2_000,
+  });
+  // Builds the hot index (the 1,000 most viewed videos).
+  searcher.search('r1');
+});
+
+afterAll(() => {
+  db.close();
+  t.cleanup();
+});
+
+function reset(): void {
+  counted = [];
+  hotLookups = 0;
+}
+
+/** Word counts in the whole index (bounded at commonTermDocs + 1), by word. */
+function wordsCounted(): string[] {
+  return counted.filter(([, limit]) => limit === COMMON_TERM_DOCS + 1).map(([m]) => m);
+}
+
+/** Every match of `q`, by FTS5 directly: the ids of the videos (video n has vid n + 1), sorted. */
+function expected(q: string): string[] {
+  const p = parseQuery(q);
+  const vids = db
+    .prepare('SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?')
+    .pluck()
+    .all(matchExpression(p.include, p.exclude)) as number[];
+  return vids.map((v) => `v${v - 1}`).sort();
+}
+
+function everyPage(q: string): { ids: string[]; ranking: Set<string> } {
+  const ids: string[] = [];
+  const ranking = new Set<string>();
+  for (let offset = 0; offset <= 10_000; offset += 40) {
+    const r = searcher.search(q, { limit: 40, offset });
+    ranking.add(r.ranking);
+    ids.push(...r.hits.map((h) => h.id));
+    if (!r.hasMore) break;
+  }
+  return { ids, ranking };
+}
+
+describe('word counts estimated from the hot index', () => {
+  it('words the hot sample shows as selective are not counted in the whole index, and are looked up together', () => {
+    reset();
+    const r = searcher.search('m7 r7 -r8', { limit: 100 });
+    expect(r.ranking).toBe('bm25');
+    expect(wordsCounted()).toEqual([]);
+    expect(hotLookups).toBe(1);
+    expect(r.hits.map((h) => h.id).sort()).toEqual(expected('m7 r7 -r8'));
+  });
+
+  it('a word the hot sample shows above half of commonTermDocs is counted, and found very common', () => {
+    reset();
+    const r = searcher.search('g4 r14', { limit: 100 });
+    expect(wordsCounted()).toEqual(['"g4"']);
+    expect(r.ranking).toBe('bm25-selective');
+    expect(r.hits.map((h) => h.id).sort()).toEqual(expected('g4 r14'));
+  });
+
+  it.each([
+    ['m5', 'bm25'],
+    ['r5 g5', 'bm25-selective'],
+    ['m6 -r6', 'bm25'],
+    ['"m7 r7"', 'bm25'],
+    ['g1 m1', 'bm25-selective'],
+    ['g2 -m2', 'popular'],
+    ['r11 -m11', 'bm25'],
+    ['m9 r9 g9', 'bm25-selective'],
+  ])('%s pages through exactly every match (%s)', (q, route) => {
+    const want = expected(q);
+    expect(want.length).toBeGreaterThan(0);
+    const got = everyPage(q);
+    expect(got.ranking).toEqual(new Set([route]));
+    expect(new Set(got.ids).size).toBe(got.ids.length);
+    expect([...got.ids].sort()).toEqual(want);
+  });
+});
