@@ -15,7 +15,8 @@ export const BM25 = (table: string): string => `bm25(${table}, ${BM25_WEIGHTS.jo
 
 /**
  * `meta.index_generation` counts changes to the indexes that leave `indexed_upto` where it is (a
- * hot index rebuilt, an indexed row's text re-indexed). A searcher remembers what it learnt about
+ * hot index rebuilt, an indexed row's text re-indexed, both indexes remade for other word rules,
+ * after which the catch-up brings the mark back). A searcher remembers what it learnt about
  * the indexes until the mark or this count moves, so it is stored: a handle on the same file in
  * another process (or the same one) sees the change at its next search.
  */
@@ -194,5 +195,8 @@ export function resetIndexIfTokenizerChanged(db: Database): void {
     db.prepare(
       `INSERT INTO meta (key, value) VALUES ('tokenizer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
     ).run(TOKENIZER_VERSION);
+    // The catch-up brings the mark back where it was: another handle's searcher would go on
+    // with what it learnt about the old indexes (a hot index it saw built, now empty).
+    db.prepare(BUMP_INDEX_GENERATION).run();
   }).immediate();
 }

@@ -3,6 +3,7 @@
  * the indexes, the other's next search sees, as a handle opened afterwards would.
  */
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
 import { tempDir, video } from './helpers.js';
@@ -75,5 +76,29 @@ describe('a cache shared by two handles', () => {
     expect(ids(after.hits)).toEqual(['apple-3', 'late']);
     expect(ids(searcher.search('fooapple zzq*').hits)).toEqual(['apple-3']);
     for (const c of [searcher, writer]) c.close();
+  });
+
+  it("an index remade for other word rules by one handle is what the other's next search uses", () => {
+    const path = join(t.dir, 'shared-retokenized.db');
+    const searcher = openCache(path, OPTIONS);
+    searcher.upsertVideos([...apple(1_000_000), ...banana(10)]);
+    expect(searcher.rebuildHotIndex()).toBe(30);
+    expect(searcher.search('fooapple').ranking).toBe('popular');
+
+    // The file as another Node (other ICU word rules) left it: the next handle opened remakes both
+    // indexes (empty, the hot one not rebuilt) and re-indexes every row, so the index mark ends
+    // where it was.
+    const raw = new Database(path);
+    raw.prepare(`UPDATE meta SET value = 'other word rules' WHERE key = 'tokenizer'`).run();
+    raw.close();
+    const reopened = openCache(path, OPTIONS);
+
+    const after = searcher.search('fooapple', { limit: 100 });
+    const fresh = openCache(path, OPTIONS);
+    const expected = fresh.search('fooapple', { limit: 100 });
+    const view = (r: typeof after) => ({ hits: r.hits.map((h) => [h.id, h.score]), ranking: r.ranking });
+    expect(view(after)).toEqual(view(expected));
+    expect(expected.hits.every((h) => h.score > 0)).toBe(true);
+    for (const c of [fresh, reopened, searcher]) c.close();
   });
 });
