@@ -207,6 +207,8 @@ describe('routing by term frequency', () => {
     ['the rare5', 'bm25-selective', {}],
     ['rare5 -the', 'bm25', {}],
     ['rare5 odd5', 'bm25', {}],
+    // Each word selective (11 and 31 videos), together over commonTermDocs: bm25 would read both lists.
+    ['"rare5 odd5"', 'popular', {}],
     ['rare11 -dance', 'bm25', { region: 'US' }],
     ['odd5 of', 'bm25-selective', { channelId: 'UC2' }],
     ['rare36*', 'bm25', {}],
