@@ -7,6 +7,29 @@ import { tokens } from '../../src/cache/tokenize.js';
 import type { VideoResource } from '../../src/cache/types.js';
 import { rng } from '../../src/simulator/rng.js';
 
+/**
+ * Calls `onGet` with the arguments of every `get` of a statement whose SQL starts with `prefix`,
+ * prepared on `db` from now on (what a searcher asks SQLite, counted by a test).
+ */
+export function watchStatements(
+  db: Database.Database,
+  prefix: string,
+  onGet: (args: unknown[]) => void,
+): void {
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    const s = prepare(sql) as Database.Statement;
+    if (sql.startsWith(prefix)) {
+      const get = s.get.bind(s);
+      s.get = ((...args: unknown[]) => {
+        onGet(args);
+        return get(...args);
+      }) as typeof s.get;
+    }
+    return s;
+  }) as typeof db.prepare;
+}
+
 /** A temp directory removed by the returned cleanup. */
 export function tempDir(prefix = 'qg-cache-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));

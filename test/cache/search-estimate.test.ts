@@ -5,14 +5,14 @@
  * estimate only routes: the hits are every match, whatever the route.
  */
 import { join } from 'node:path';
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writer } from '../../src/cache/ingest.js';
 import { matchExpression, parseQuery } from '../../src/cache/query.js';
 import { CACHE_FORMAT } from '../../src/cache/schema.js';
 import { Searcher } from '../../src/cache/search.js';
 import { openStore } from '../../src/sqlite/open.js';
-import { tempDir, video } from './helpers.js';
+import { tempDir, video, watchStatements } from './helpers.js';
 
 const t = tempDir();
 
@@ -42,25 +42,10 @@ beforeAll(() => {
     1_000,
   );
   writer.catchUp();
-  const prepare = db.prepare.bind(db);
-  db.prepare = ((sql: string) => {
-    const s = prepare(sql) as Statement;
-    if (sql.startsWith('SELECT count(*) FROM (SELECT 1 FROM videos_fts')) {
-      const get = s.get.bind(s);
-      s.get = ((...args: unknown[]) => {
-        counted.push([args[0] as string, args[1] as number]);
-        return get(...args);
-      }) as typeof s.get;
-    }
-    if (sql.startsWith('SELECT (SELECT count(*) FROM hot_fts')) {
-      const get = s.get.bind(s);
-      s.get = ((...args: unknown[]) => {
-        hotLookups++;
-        return get(...args);
-      }) as typeof s.get;
-    }
-    return s;
-  }) as typeof db.prepare;
+  watchStatements(db, 'SELECT count(*) FROM (SELECT 1 FROM videos_fts', (args) =>
+    counted.push([args[0] as string, args[1] as number]),
+  );
+  watchStatements(db, 'SELECT (SELECT count(*) FROM hot_fts', () => hotLookups++);
   searcher = new Searcher(db, writer, {
     commonTermDocs: COMMON_TERM_DOCS,
     rankedMatches: RANKED_MATCHES,

@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Writer } from '../../src/cache/ingest.js';
 import { CACHE_FORMAT } from '../../src/cache/schema.js';
 import { Searcher } from '../../src/cache/search.js';
 import { openStore } from '../../src/sqlite/open.js';
-import { tempDir, video } from './helpers.js';
+import { tempDir, video, watchStatements } from './helpers.js';
 
 const t = tempDir();
 afterAll(() => t.cleanup());
@@ -22,18 +21,7 @@ describe('what the searcher remembers between searches', () => {
     writer.catchUp();
     // Count the word counts SQLite is asked for.
     let counted = 0;
-    const prepare = db.prepare.bind(db);
-    db.prepare = ((sql: string) => {
-      const s = prepare(sql) as Statement;
-      if (sql.startsWith('SELECT count(*) FROM (SELECT 1 FROM videos_fts')) {
-        const get = s.get.bind(s);
-        s.get = ((...args: unknown[]) => {
-          counted++;
-          return get(...args);
-        }) as typeof s.get;
-      }
-      return s;
-    }) as typeof db.prepare;
+    watchStatements(db, 'SELECT count(*) FROM (SELECT 1 FROM videos_fts', () => counted++);
     const searcher = new Searcher(db, writer, {
       commonTermDocs: 20_000,
       rankedMatches: 5000,
