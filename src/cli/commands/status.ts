@@ -4,8 +4,6 @@
  * src/cli/status.ts; the JSON fields are documented in docs/operations.md).
  */
 import type { Command } from 'commander';
-import { redactStoreUrl } from '../../config/store-url.js';
-import type { Config } from '../../config/types.js';
 import { action } from '../action.js';
 import { type ConfigOptions, configOption } from '../options.js';
 
@@ -25,35 +23,13 @@ export function register(program: Command): void {
       .option('--credential <id>', 'only this credential'),
   ).action(
     action(async (opts: StatusOptions) => {
-      const [{ withContext }, { quotaStatus }, { regionFreshness }, { openRunHistory }, { renderStatus }] =
-        await Promise.all([
-          import('../context.js'),
-          import('../../guard/status.js'),
-          import('../../history/freshness.js'),
-          import('../../history/index.js'),
-          import('../status.js'),
-        ]);
+      const [{ withContext }, { statusView, renderStatus }] = await Promise.all([
+        import('../context.js'),
+        import('../status-view.js'),
+      ]);
       const view = await withContext(
         opts,
-        async ({ config, ledger, logger }) => {
-          const report: import('../status.js').StatusView = {
-            ...(await quotaStatus(
-              config,
-              ledger,
-              opts.credential !== undefined ? { credential: opts.credential } : {},
-            )),
-            ...storeLocations(config),
-          };
-          const history = await openRunHistory(config.store);
-          try {
-            report.freshness = await regionFreshness(config, history, Date.parse(report.at));
-          } catch (e) {
-            logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
-          } finally {
-            await history.close();
-          }
-          return report;
-        },
+        ({ config, ledger, logger }) => statusView(config, ledger, logger, opts.credential),
         { readOnly: true },
       );
       process.stdout.write(
@@ -64,13 +40,4 @@ export function register(program: Command): void {
       return 0;
     }),
   );
-}
-
-/** Where the ledger and the cache are, as an operator should see them: absolute, no password. */
-function storeLocations(config: Config): { ledger: string; cache: string } {
-  const url = config.store.url;
-  return {
-    ledger: url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : redactStoreUrl(url),
-    cache: config.cache.path,
-  };
 }

@@ -1,0 +1,46 @@
+/**
+ * What `quota-guard status` shows, gathered: the ledger's report, where the stores are, and every
+ * region's last successful fetch from the run history. One module, which the command imports on its
+ * first line of work, so the bundle reads the pieces status alone uses as one chunk.
+ */
+import { redactStoreUrl } from '../config/store-url.js';
+import type { Config } from '../config/types.js';
+import { quotaStatus } from '../guard/status.js';
+import type { GuardLogger } from '../guard/types.js';
+import { regionFreshness } from '../history/freshness.js';
+import { openRunHistory } from '../history/index.js';
+import type { Ledger } from '../ledger/types.js';
+import type { StatusView } from './status.js';
+
+export { renderStatus } from './status.js';
+
+/** The report `status` prints or writes as JSON (`credential`: only that one). */
+export async function statusView(
+  config: Config,
+  ledger: Ledger,
+  logger: GuardLogger,
+  credential: string | undefined,
+): Promise<StatusView> {
+  const report: StatusView = {
+    ...(await quotaStatus(config, ledger, credential !== undefined ? { credential } : {})),
+    ...storeLocations(config),
+  };
+  const history = await openRunHistory(config.store);
+  try {
+    report.freshness = await regionFreshness(config, history, Date.parse(report.at));
+  } catch (e) {
+    logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
+  } finally {
+    await history.close();
+  }
+  return report;
+}
+
+/** Where the ledger and the cache are, as an operator should see them: absolute, no password. */
+function storeLocations(config: Config): { ledger: string; cache: string } {
+  const url = config.store.url;
+  return {
+    ledger: url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : redactStoreUrl(url),
+    cache: config.cache.path,
+  };
+}
