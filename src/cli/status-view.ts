@@ -1,8 +1,11 @@
 /**
  * What `quota-guard status` shows, gathered: the ledger's report, where the stores are, and every
  * region's last successful fetch from the run history. One module, which the command imports on its
- * first line of work, so the bundle reads the pieces status alone uses as one chunk.
+ * first line of work, so the bundle reads the pieces status alone uses as one chunk, Luxon and
+ * node-cron included.
  */
+import * as luxon from 'luxon';
+import * as nodeCron from 'node-cron';
 import { redactStoreUrl } from '../config/store-url.js';
 import type { Config } from '../config/types.js';
 import { quotaStatus } from '../guard/status.js';
@@ -10,7 +13,12 @@ import type { GuardLogger } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
 import { openRunHistory } from '../history/index.js';
 import type { Ledger } from '../ledger/types.js';
+import { provideTimeLibs } from '../time-libs.js';
 import type { StatusView } from './status.js';
+
+// Status always does calendar and cron arithmetic (the upstream day, the scheduled runs left in
+// it): imported with this module, which the bundle then carries, rather than required on first use.
+provideTimeLibs({ luxon, nodeCron });
 
 export { renderStatus } from './status.js';
 

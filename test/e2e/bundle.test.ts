@@ -5,7 +5,15 @@
  * SQLite and Redis the way the sources do.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,15 +87,28 @@ describe('the bundled CLI', () => {
   });
 
   it('loads Luxon and node-cron only for a command that does calendar arithmetic', () => {
-    // NODE_DEBUG=module logs each CommonJS file Node loads, the two libraries included (they are
-    // required from node_modules on first use, src/time-libs.ts).
+    // NODE_DEBUG=module logs each CommonJS file Node loads (the two libraries are required from
+    // node_modules on first use, src/time-libs.ts), NODE_DEBUG=esm each ES module, the bundle's
+    // chunks included: `status` imports both into its own chunk (src/cli/status-view.ts).
+    const chunks = readdirSync(join(pkg, 'dist/cli-chunks')).filter((f) => f.endsWith('.js'));
+    const carrying = (marker: string) =>
+      chunks.filter((f) => readFileSync(join(pkg, 'dist/cli-chunks', f), 'utf8').includes(marker));
+    const bundled = { luxon: carrying('isLuxonDateTime'), 'node-cron': carrying('InlineScheduledTask') };
+    expect(bundled.luxon).toHaveLength(1);
+    expect(bundled['node-cron']).toHaveLength(1);
     const loaded = (args: string[]) => {
-      const r = cli(args, { NODE_DEBUG: 'module' });
+      const r = cli(args, { NODE_DEBUG: 'module,esm' });
       expect(r.status).toBe(0);
-      return ['luxon', 'node-cron'].filter((p) => r.stderr.includes(`node_modules/${p}/`));
+      const from = (p: keyof typeof bundled) =>
+        r.stderr.includes(`node_modules/${p}/`)
+          ? 'node_modules'
+          : bundled[p].some((f) => r.stderr.includes(`cli-chunks/${f}`))
+            ? 'bundle'
+            : 'no';
+      return { luxon: from('luxon'), 'node-cron': from('node-cron') };
     };
-    expect(loaded(['spend', 'default', '--cost', '1'])).toEqual([]);
-    expect(loaded(['status'])).toEqual(['luxon', 'node-cron']);
+    expect(loaded(['spend', 'default', '--cost', '1'])).toEqual({ luxon: 'no', 'node-cron': 'no' });
+    expect(loaded(['status'])).toEqual({ luxon: 'bundle', 'node-cron': 'bundle' });
   });
 
   it('reports a config mistake as one line, without a stack trace', () => {
