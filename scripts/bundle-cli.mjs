@@ -68,6 +68,12 @@ const bundledYaml = {
         ? { path: resolve(root, 'src/config/yaml-bundled.ts') }
         : undefined,
     );
+    // The package's ES module build, its export for any platform but Node (see yaml-bundled.ts).
+    b.onResolve({ filter: /^yaml$/ }, (args) =>
+      args.importer === resolve(root, 'src/config/yaml-bundled.ts')
+        ? { path: resolve(root, 'node_modules/yaml/browser/index.js') }
+        : undefined,
+    );
   },
 };
 

@@ -111,6 +111,22 @@ describe('the bundled CLI', () => {
     expect(loaded(['status'])).toEqual({ luxon: 'bundle', 'node-cron': 'bundle' });
   });
 
+  it("reports the YAML parser's warnings as Node's build of it does, as process warnings", () => {
+    // The bundle carries the parser's ES module build, which would print them with console.warn.
+    const tagged = join(pkg, 'tagged.yaml');
+    writeFileSync(tagged, 'regions: !foo [US]\n');
+    const t = cli(['spend', 'default', '--cost', '1'], { QUOTA_GUARD_CONFIG: tagged });
+    expect(t.stderr).toMatch(
+      /^\(node:\d+\) \[TAG_RESOLVE_FAILED\] YAMLWarning: Unresolved tag: !foo at line 1, column 10:$/m,
+    );
+    const keyed = join(pkg, 'keyed.yaml');
+    writeFileSync(keyed, '? [a, b]\n: 1\n');
+    const k = cli(['spend', 'default', '--cost', '1'], { QUOTA_GUARD_CONFIG: keyed });
+    expect(k.status).toBe(78);
+    expect(k.stderr).toMatch(/^\(node:\d+\) Warning: Keys with collection values will be stringified/m);
+    expect(k.stderr).toMatch(/^quota-guard: .*keyed\.yaml: \["\[ a, b \]"\]: unknown key/m);
+  });
+
   it('reports a config mistake as one line, without a stack trace', () => {
     const config = join(pkg, 'bad.yaml');
     writeFileSync(config, 'maxSleep: soon\n');
