@@ -62,6 +62,12 @@ const BROAD_COMPLETIONS = 16;
 const NARROW_COMPLETIONS = 64;
 /** Words whose hot-index documents are looked up in one statement, at most. */
 const HOT_LOOKUPS = 8;
+/**
+ * A word estimated from the hot index at up to this many times `commonTermDocs` videos is counted
+ * with FTS5's vocabulary (it reads the whole list: cheaper than the bounded count up to about
+ * three times the cap at a million videos); one estimated higher, with the bounded count.
+ */
+const VOCAB_COUNTED = 2;
 /** Counts of at most this many words (and as many prefixes and queries) are kept between searches. */
 const REMEMBERED_MAX = 50_000;
 
@@ -188,12 +194,27 @@ export class Searcher {
       const fts = `"${tok}"`;
       let c = this.#counts.get(fts);
       if (c === undefined) {
-        c = this.#estimateFromHot(tok);
-        if (c !== undefined) this.#estimated.add(fts);
-        else
+        const cap = this.#opts.commonTermDocs;
+        const estimate = this.#estimateFromHot(tok);
+        if (estimate !== undefined && estimate <= cap / 2) {
+          c = estimate;
+          this.#estimated.add(fts);
+        } else if (estimate !== undefined && estimate <= VOCAB_COUNTED * cap) {
+          // Probably in fewer than a few times `commonTermDocs` videos: FTS5's vocabulary counts
+          // the word's documents inside FTS5 (about 16 ns per document at a million videos),
+          // where the bounded count below returns each match as a row (about 45 ns each, up to
+          // the cap). Capped as that count is, so every decision sees the same number.
+          c = Math.min(
+            (this.#stmt('SELECT doc FROM temp.main_vocab WHERE term = ?').pluck().get(tok) as
+              | number
+              | undefined) ?? 0,
+            cap + 1,
+          );
+        } else {
           c = this.#stmt('SELECT count(*) FROM (SELECT 1 FROM videos_fts WHERE videos_fts MATCH ? LIMIT ?)')
             .pluck()
-            .get(fts, this.#opts.commonTermDocs + 1) as number;
+            .get(fts, cap + 1) as number;
+        }
         this.#counts.set(fts, c);
       }
       return c;
@@ -247,22 +268,19 @@ export class Searcher {
   }
 
   /**
-   * A word's document count estimated from the hot index (a sample of 10,000 videos), when that
-   * estimate is well below `commonTermDocs`: counting a mid-frequency word's matches in the whole
-   * index reads as much as ranking them, and bm25 reads them again. Returns undefined (count
-   * exactly) on a small cache, without a hot index, or when the estimate is above half of the
-   * threshold: the hot set is biased towards trending and popular videos, so only a margin skips
+   * A word's document count estimated from the hot index (a sample of 10,000 videos); undefined on
+   * a small cache or without a hot index. Taken for the count (`tokenDocs`) when well below
+   * `commonTermDocs`: counting a mid-frequency word's matches in the whole index reads as much as
+   * ranking them, and bm25 reads them again. Above half of the threshold the word is counted
+   * exactly: the hot set is biased towards trending and popular videos, so only a margin skips
    * the count. A word it misjudges costs what the plain query would: searched alone, its matches
    * are counted anyway (`matchesToRank`); in a query of several words, a word in somewhat more than
    * `commonTermDocs` videos is weighed by bm25 instead of only filtering.
    */
   #estimateFromHot(token: string): number | undefined {
-    const total = this.#mark;
-    const cap = this.#opts.commonTermDocs;
     if (!this.#hotSampled()) return undefined;
     const inHot = this.#inHot.get(token) ?? (this.#hotDocs([token])[0] as number);
-    const estimate = Math.ceil(((inHot + 1) * total) / this.#hotCount());
-    return estimate <= cap / 2 ? estimate : undefined;
+    return Math.ceil(((inHot + 1) * this.#mark) / this.#hotCount());
   }
 
   /** Whether word counts may be estimated from the hot index (a large cache with a hot index). */

@@ -45,6 +45,11 @@ beforeAll(() => {
   watchStatements(db, 'SELECT count(*) FROM (SELECT 1 FROM videos_fts', (args) =>
     counted.push([args[0] as string, args[1] as number]),
   );
+  // A word estimated at up to twice commonTermDocs is counted through FTS5's vocabulary instead
+  // (the same number, capped alike): a whole-index word count too.
+  watchStatements(db, 'SELECT doc FROM temp.main_vocab WHERE term = ?', (args) =>
+    counted.push([`"${args[0] as string}"`, COMMON_TERM_DOCS + 1]),
+  );
   watchStatements(db, 'SELECT (SELECT count(*) FROM hot_fts', () => hotLookups++);
   searcher = new Searcher(db, writer, {
     commonTermDocs: COMMON_TERM_DOCS,
@@ -127,5 +132,63 @@ describe('word counts estimated from the hot index', () => {
     expect(got.ranking).toEqual(new Set([route]));
     expect(new Set(got.ids).size).toBe(got.ids.length);
     expect([...got.ids].sort()).toEqual(want);
+  });
+});
+
+describe('a word counted through the vocabulary', () => {
+  it('counts what MATCH counts after indexed rows changed their text, and routes by that', () => {
+    const u = tempDir();
+    const { db: d } = openStore(CACHE_FORMAT, { path: join(u.dir, 'vocab.db') });
+    try {
+      const writer = new Writer(d, 5000);
+      // `g<n % 10>` in 300 videos each, 100 of them hot (estimated at 303: counted, above the cap).
+      writer.upsert(
+        Array.from({ length: N }, (_, n) => video(`v${n}`, { title: title(n), views: n })),
+        1_000,
+      );
+      writer.catchUp();
+      const s = new Searcher(d, writer, {
+        commonTermDocs: COMMON_TERM_DOCS,
+        rankedMatches: RANKED_MATCHES,
+        hotSize: 1000,
+        now: () => 2_000,
+      });
+      expect(s.search('g3 r3', { limit: 100 }).ranking).toBe('bm25-selective');
+      // 200 of g3's videos (none of them hot) lose it: 100 left, under the cap, and the word is
+      // counted again (the index changed), through the vocabulary (still estimated at 303).
+      writer.upsert(
+        Array.from({ length: 200 }, (_, k) => {
+          const n = 3 + 10 * k;
+          return video(`v${n}`, { title: `x m${n % 40} r${n % 300}`, views: n });
+        }),
+        2_000,
+      );
+      const vocabCounts: string[] = [];
+      watchStatements(d, 'SELECT doc FROM temp.main_vocab WHERE term = ?', (args) =>
+        vocabCounts.push(args[0] as string),
+      );
+      const fresh = new Searcher(d, writer, {
+        commonTermDocs: COMMON_TERM_DOCS,
+        rankedMatches: RANKED_MATCHES,
+        hotSize: 1000,
+        now: () => 2_000,
+      });
+      const before = d.prepare('SELECT count(*) FROM videos_fts WHERE videos_fts MATCH ?').pluck();
+      expect(before.get('"g3"')).toBe(100);
+      const r = fresh.search('g3 r3', { limit: 100 });
+      expect(vocabCounts).toEqual(['g3']);
+      expect(r.ranking).toBe('bm25');
+      const p = parseQuery('g3 r3');
+      const want = (
+        d
+          .prepare('SELECT rowid FROM videos_fts WHERE videos_fts MATCH ?')
+          .pluck()
+          .all(matchExpression(p.include)) as number[]
+      ).length;
+      expect(r.hits.length).toBe(want);
+    } finally {
+      d.close();
+      u.cleanup();
+    }
   });
 });
