@@ -252,7 +252,7 @@ export class Searcher {
   /**
    * A query's matches estimated from its matches in the hot index (`hotFull`: a sample; counting
    * there reads lists a hundredth as long), when that estimate is below a quarter of
-   * `rankedMatches`, as for a word (`estimateFromHot`): two words that are each in thousands of
+   * `rankedMatches` (a word's own estimate, `estimateFromHot`, has its own margin): two words that are each in thousands of
    * videos are seldom in many together, and this spares reading both lists to find out.
    */
   #estimateMatchesFromHot(hotFull: string): number | undefined {
@@ -273,9 +273,10 @@ export class Searcher {
    * `commonTermDocs`: counting a mid-frequency word's matches in the whole index reads as much as
    * ranking them, and bm25 reads them again. Above half of the threshold the word is counted
    * exactly: the hot set is biased towards trending and popular videos, so only a margin skips
-   * the count. A word it misjudges costs what the plain query would: searched alone, its matches
-   * are counted anyway (`matchesToRank`); in a query of several words, a word in somewhat more than
-   * `commonTermDocs` videos is weighed by bm25 instead of only filtering.
+   * the count. A word it misjudges costs what the plain query would: searched alone and estimated
+   * above half of `rankedMatches`, its matches are counted again (`matchesToRank`); estimated
+   * below, it is ranked by bm25 over all its matches; in a query of several words, a word in
+   * somewhat more than `commonTermDocs` videos is weighed by bm25 instead of only filtering.
    */
   #estimateFromHot(token: string): number | undefined {
     if (!this.#hotSampled()) return undefined;
