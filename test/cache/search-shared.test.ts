@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
+import { type Cache, openCache, type VideoResource } from '../../src/cache/index.js';
 import { tempDir, video } from './helpers.js';
 
 const t = tempDir();
@@ -19,6 +19,11 @@ const bananas = Array.from({ length: 30 }, (_, i) => `banana-${i}`);
 const apple = (views: number) => apples.map((id) => video(id, { title: `fooapple ${id}`, views }));
 const banana = (views: number) => bananas.map((id) => video(id, { title: `foobanana ${id}`, views }));
 
+/** The US chart's first page, fetched at `fetchedAt`. */
+function trending(cache: Cache, fetchedAt: number, videos: VideoResource[]): void {
+  cache.ingestTrendingPage({ region: 'US', fetchedAt, rankOffset: 0, videos });
+}
+
 function ids(hits: Array<{ id: string }>): string[] {
   return hits.map((h) => h.id).sort();
 }
@@ -28,12 +33,7 @@ describe('a cache shared by two handles', () => {
     const path = join(t.dir, 'shared-hot.db');
     const writer = openCache(path, OPTIONS);
     writer.upsertVideos([...apple(1_000_000), ...banana(10)]);
-    writer.ingestTrendingPage({
-      region: 'US',
-      fetchedAt: 1_000_000,
-      rankOffset: 0,
-      videos: apple(1_000_000),
-    });
+    trending(writer, 1_000_000, apple(1_000_000));
     expect(writer.rebuildHotIndex()).toBe(30);
 
     const searcher = openCache(path, OPTIONS);
@@ -41,12 +41,7 @@ describe('a cache shared by two handles', () => {
     expect(ids(before.hits)).toEqual([...apples].sort());
 
     // The bananas trend now, and are the most viewed: the rebuilt hot index holds only them.
-    writer.ingestTrendingPage({
-      region: 'US',
-      fetchedAt: 4_000_000,
-      rankOffset: 0,
-      videos: banana(2_000_000),
-    });
+    trending(writer, 4_000_000, banana(2_000_000));
     expect(writer.rebuildHotIndex()).toBe(30);
 
     const fresh = openCache(path, OPTIONS);
