@@ -30,7 +30,25 @@ interface Scored {
   score: number;
 }
 
-/** A hit's row: vid, id, title, channel_id, channel_title, description, tags, view_count, published_at, regions. */
+/** The columns of a hit's row (`HitRow`), in its order. */
+const HIT_COLUMNS = [
+  'vid',
+  'id',
+  'title',
+  'channel_id',
+  'channel_title',
+  'description',
+  'tags',
+  'view_count',
+  'published_at',
+  'regions',
+] as const;
+
+/** `HIT_COLUMNS` as a select list, unqualified and from the `videos` table aliased `v`. */
+const HIT_SELECT = HIT_COLUMNS.join(', ');
+const HIT_SELECT_V = HIT_COLUMNS.map((c) => `v.${c}`).join(', ');
+
+/** A hit's row: `HIT_COLUMNS`' values. */
 type HitRow = [
   number,
   string,
@@ -429,8 +447,7 @@ export class Searcher {
    */
   #withRows(ranked: string, params: Params): { rows: Scored[]; info: Map<number, HitRow> } {
     const out = this.#stmt(
-      `SELECT v.vid, v.id, v.title, v.channel_id, v.channel_title, v.description, v.tags, v.view_count,
-              v.published_at, v.regions, r.score
+      `SELECT ${HIT_SELECT_V}, r.score
        FROM (${ranked}) r JOIN videos v ON v.vid = r.vid ORDER BY r.score, r.vid DESC`,
     )
       .raw()
@@ -438,7 +455,7 @@ export class Searcher {
     const rows: Scored[] = [];
     const info = new Map<number, HitRow>();
     for (const row of out) {
-      rows.push({ vid: row[0], score: row[10] });
+      rows.push({ vid: row[0], score: row[HIT_COLUMNS.length] });
       info.set(row[0], row as unknown as HitRow);
     }
     return { rows, info };
@@ -557,9 +574,7 @@ export class Searcher {
     if (info === undefined) {
       info = new Map<number, HitRow>();
       for (const v of this.#stmt(
-        `SELECT vid, id, title, channel_id, channel_title, description, tags, view_count, published_at,
-                regions
-         FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
+        `SELECT ${HIT_SELECT} FROM videos WHERE vid IN (SELECT value FROM json_each(?))`,
       )
         .raw()
         .all(JSON.stringify(rows.map((r) => r.vid))) as HitRow[]) {
