@@ -95,9 +95,9 @@ export type {
   Snapshot,
   SpendRequest,
 } from './ledger/types.js';
+export { UpstreamError } from './outcome/errors.js';
+export { type RetryOptions, type RetryPolicy, withRetries } from './outcome/retry.js';
 // The budget plan
 export { type PlanOptions, type PlanReport, planBudget } from './plan/plan.js';
 // The upstream client
 export { createYouTubeClient, type YouTubeClient, type YouTubeClientOptions } from './upstream/client.js';
-export { UpstreamError } from './upstream/errors.js';
-export { type RetryOptions, type RetryPolicy, withRetries } from './upstream/retry.js';

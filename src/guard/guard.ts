@@ -17,9 +17,9 @@ import { type Config, type CredentialConfig, type FailMode, TIERS } from '../con
 import { ExitCode, InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
+import { UpstreamError } from '../outcome/errors.js';
+import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
 import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
-import { UpstreamError } from '../upstream/errors.js';
-import { DEFAULT_RETRY_POLICY, withRetries } from '../upstream/retry.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
 import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
@@ -429,7 +429,7 @@ export class Guard {
 
   /**
    * Spend through `acquire`, then run `fn` (one upstream request); retried with `withRetries`
-   * (src/upstream/retry.ts) for 5xx, transport failures and short rate limits, each attempt spending
+   * (src/outcome/retry.ts) for 5xx, transport failures and short rate limits, each attempt spending
    * again. The upstream charges every request it receives to the key's project, so only an error
    * with `reached === 'never'`, or a key it rejected as invalid (no project to charge), is refunded. A quotaExceeded answer after an allowed spend blocks the
    * credential's bucket until the upstream's next reset and stops; so does a rate limit that cannot

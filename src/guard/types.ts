@@ -2,7 +2,7 @@ import type { FailMode, FailPolicy, Tier } from '../config/types.js';
 import type { ExitCode } from '../errors.js';
 import type { Decision, UnsettledSpend } from '../ledger/types.js';
 import type { Logger } from '../logger.js';
-import type { UpstreamError } from '../upstream/errors.js';
+import type { UpstreamError } from '../outcome/errors.js';
 import type { SettleResult } from './settle.js';
 
 /** What to spend: a method (its bucket and cost come from the credential's profile), or a bare bucket. */

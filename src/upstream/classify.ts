@@ -14,7 +14,7 @@
  * have been received and charged: 'maybe'.
  */
 import type { ErrorCode } from '../errors.js';
-import { type Reached, UpstreamError, type UpstreamQuota } from './errors.js';
+import { type Reached, UpstreamError, type UpstreamQuota } from '../outcome/errors.js';
 import { redactText } from './redact.js';
 import { type GoogleErrorEnvelope, GoogleErrorEnvelopeSchema } from './schemas.js';
 

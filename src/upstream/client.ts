@@ -13,8 +13,8 @@ import { positiveIntOption } from '../argument-checks.js';
 import { DEFAULT_BASE_URL } from '../config/defaults.js';
 import { QuotaGuardError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { UpstreamError } from '../outcome/errors.js';
 import { badResponse, type CallContext, errorFromResponse, errorFromTransport } from './classify.js';
-import { UpstreamError } from './errors.js';
 import { redactKeyParam, redactText } from './redact.js';
 import {
   type BatchGetStatsResponse,

@@ -1,4 +1,14 @@
 export { parseIsoDuration } from '../config/duration.js';
+export { type Reached, UpstreamError, type UpstreamErrorOptions } from '../outcome/errors.js';
+export {
+  DEFAULT_RETRY_POLICY,
+  isRetryable,
+  type RetryInfo,
+  type RetryOptions,
+  type RetryPolicy,
+  retryDelayMs,
+  withRetries,
+} from '../outcome/retry.js';
 export { parseRetryAfter } from './classify.js';
 export {
   type ApiCall,
@@ -16,15 +26,5 @@ export {
   type YouTubeClientOptions,
   type YouTubeMethodName,
 } from './client.js';
-export { type Reached, UpstreamError, type UpstreamErrorOptions } from './errors.js';
 export { redactKeyParam, redactText } from './redact.js';
-export {
-  DEFAULT_RETRY_POLICY,
-  isRetryable,
-  type RetryInfo,
-  type RetryOptions,
-  type RetryPolicy,
-  retryDelayMs,
-  withRetries,
-} from './retry.js';
 export * from './schemas.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nextMidnight } from '../../src/calendar-day.js';
 import { createGuard, type Guard, spendBudgets } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { UpstreamError } from '../../src/upstream/errors.js';
+import { UpstreamError } from '../../src/outcome/errors.js';
 import { BACKENDS, capture, config, openSqlite } from './helpers.js';
 
 const opened: Ledger[] = [];
