@@ -4,7 +4,7 @@
  * docs/cache.md.
  */
 import type { Database } from 'better-sqlite3';
-import { APPLICATION_ID, type StoreFormat } from '../sqlite/index.js';
+import { STORES, type StoreFormat } from '../sqlite/index.js';
 import { CacheSchemaError } from './errors.js';
 import { TOKENIZER_VERSION } from './tokenize.js';
 
@@ -143,11 +143,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** The cache's file format for the shared SQLite opener (src/sqlite). */
 export const CACHE_FORMAT: StoreFormat = {
-  name: 'cache',
-  article: 'a quota-guard cache',
-  noun: 'cache',
-  applicationId: APPLICATION_ID.cache,
-  tables: ['videos', 'meta'],
+  ...STORES.cache,
   migrations: MIGRATIONS,
   unreadable: (message, options) => new CacheSchemaError(message, options),
 };

@@ -7,10 +7,13 @@
  *   qg:{default}:runs:success   region → epoch ms of its last run that was done
  *   qg:{default}:runs:totals    `<job>|<outcome>|runs` and `…|units`: every run ever recorded, counted
  */
-import type { Cluster, Redis } from 'ioredis';
 import { credentialKeyPrefix } from '../guard/keys.js';
-import { closeRedis, connectRedis, mapRedisError } from '../ledger/redis.js';
-import type { LedgerKind, OpenLedgerOptions } from '../ledger/types.js';
+import {
+  openRedisConnection,
+  type RedisConnection,
+  type RedisConnectOptions,
+  type RedisKind,
+} from '../redis/index.js';
 import type { JobOutcome } from './types.js';
 import {
   DEFAULT_HISTORY_LIMIT,
@@ -85,32 +88,24 @@ function fromFields(credential: string, fields: string[]): RunSummary {
 }
 
 export async function openRedisHistory(
-  kind: Extract<LedgerKind, 'redis' | 'redis-cluster'>,
+  kind: RedisKind,
   url: string,
-  o: OpenLedgerOptions & { maxRuns?: number },
+  o: RedisConnectOptions & { keyPrefix?: string; maxRuns?: number },
 ): Promise<RunHistory> {
-  const client: Redis | Cluster = await connectRedis(kind, url, o);
-  return new RedisHistory(client, o.keyPrefix ?? '', o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL);
+  const conn = await openRedisConnection(kind, url, o);
+  return new RedisHistory(conn, o.keyPrefix ?? '', o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL);
 }
 
 /** The run history on a connected Redis or Cluster: a stream, a success hash and a totals hash per credential. */
 class RedisHistory implements RunHistory {
-  readonly #client: Redis | Cluster;
+  readonly #conn: RedisConnection;
   readonly #prefix: string;
   readonly #maxRuns: number;
 
-  constructor(client: Redis | Cluster, prefix: string, maxRuns: number) {
-    this.#client = client;
+  constructor(conn: RedisConnection, prefix: string, maxRuns: number) {
+    this.#conn = conn;
     this.#prefix = prefix;
     this.#maxRuns = maxRuns;
-  }
-
-  async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      throw mapRedisError(e, `run history ${what}`);
-    }
   }
 
   async #listOne(credential: string, q: HistoryQuery, limit: number): Promise<RunSummary[]> {
@@ -119,7 +114,7 @@ class RedisHistory implements RunHistory {
     const out: RunSummary[] = [];
     let max = '+';
     for (;;) {
-      const page = await this.#client.xrevrange(key, max, min, 'COUNT', PAGE);
+      const page = await this.#conn.client.xrevrange(key, max, min, 'COUNT', PAGE);
       for (const [, fields] of page) {
         const r = fromFields(credential, fields);
         if (q.region !== undefined && r.region !== q.region) continue;
@@ -134,8 +129,10 @@ class RedisHistory implements RunHistory {
 
   async record(r: RunSummary): Promise<void> {
     const key = this.#prefix + runsKey(r.credential);
-    await this.#call('record', async () => {
-      const m = this.#client.multi().xadd(key, 'MAXLEN', '~', String(this.#maxRuns), '*', ...toFields(r));
+    await this.#conn.call('run history record', async () => {
+      const m = this.#conn.client
+        .multi()
+        .xadd(key, 'MAXLEN', '~', String(this.#maxRuns), '*', ...toFields(r));
       if (r.outcome === 'done' && r.region !== null) m.hset(`${key}:success`, r.region, String(r.finishedAt));
       const field = `${jobKind(r.job)}|${r.outcome}`;
       m.hincrby(`${key}:totals`, `${field}|runs`, 1).hincrby(`${key}:totals`, `${field}|units`, r.units);
@@ -149,7 +146,7 @@ class RedisHistory implements RunHistory {
 
   async list(q: HistoryQuery): Promise<RunSummary[]> {
     const limit = q.limit ?? DEFAULT_HISTORY_LIMIT;
-    const all = await this.#call('list', () =>
+    const all = await this.#conn.call('run history list', () =>
       Promise.all(q.credentials.map((c) => this.#listOne(c, q, limit))),
     );
     return newestFirst(all.flat(), limit);
@@ -157,8 +154,8 @@ class RedisHistory implements RunHistory {
 
   async lastSuccess(credentials: readonly string[]): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
-    const all = await this.#call('lastSuccess', () =>
-      Promise.all(credentials.map((c) => this.#client.hgetall(`${this.#prefix + runsKey(c)}:success`))),
+    const all = await this.#conn.call('run history lastSuccess', () =>
+      Promise.all(credentials.map((c) => this.#conn.client.hgetall(`${this.#prefix + runsKey(c)}:success`))),
     );
     for (const h of all)
       for (const [region, at] of Object.entries(h)) out[region] = Math.max(out[region] ?? 0, Number(at));
@@ -166,8 +163,8 @@ class RedisHistory implements RunHistory {
   }
 
   async totals(credentials: readonly string[]): Promise<RunTotal[]> {
-    const all = await this.#call('totals', () =>
-      Promise.all(credentials.map((c) => this.#client.hgetall(`${this.#prefix + runsKey(c)}:totals`))),
+    const all = await this.#conn.call('run history totals', () =>
+      Promise.all(credentials.map((c) => this.#conn.client.hgetall(`${this.#prefix + runsKey(c)}:totals`))),
     );
     const out = new Map<string, RunTotal>();
     all.forEach((h, i) => {
@@ -187,6 +184,6 @@ class RedisHistory implements RunHistory {
   }
 
   close(): Promise<void> {
-    return closeRedis(this.#client);
+    return this.#conn.close();
   }
 }

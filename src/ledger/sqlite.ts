@@ -15,9 +15,9 @@
 import type Database from 'better-sqlite3';
 import { QuotaGuardError } from '../errors.js';
 import {
-  APPLICATION_ID,
   closeStore,
   openStore,
+  STORES,
   type StoreFormat,
   type StoreLabel,
   storeFailure,
@@ -95,11 +95,7 @@ CREATE TABLE IF NOT EXISTS qg_clock (
 
 /** The ledger's file format for the shared SQLite opener. */
 export const LEDGER_FORMAT: StoreFormat = {
-  name: 'SQLite ledger',
-  article: 'a quota-guard ledger',
-  noun: 'ledger',
-  applicationId: APPLICATION_ID.ledger,
-  tables: ['qg_budget', 'qg_entry'],
+  ...STORES.ledger,
   migrations: [SCHEMA, CLOCK_SCHEMA],
   unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
 };

@@ -5,6 +5,7 @@
 
 import type { StoreKind } from '../config/store-url.js';
 import type { UnsettledSpend } from '../errors.js';
+import type { RedisConnectOptions } from '../redis/connection.js';
 import type { ClockStep } from './clock.js';
 
 /** One budget a spend must fit under. Several budgets in one spend are all-or-nothing. */
@@ -120,11 +121,8 @@ export interface Ledger {
 /** The store a ledger keeps its entries in: the kind of its URL. */
 export type LedgerKind = StoreKind;
 
-export interface OpenLedgerOptions {
-  /** Redis command timeout in ms (default 1000). No offline queue: a dead Redis fails fast. */
-  commandTimeoutMs?: number;
-  /** Redis connect timeout in ms (default 1000). */
-  connectTimeoutMs?: number;
+/** The Redis options (`commandTimeoutMs`, `connectTimeoutMs`, `allowUnreachable`) are src/redis/'s. */
+export interface OpenLedgerOptions extends RedisConnectOptions {
   /**
    * Redis (one server or Sentinel): an allowed spend counts only once this many replicas hold it
    * (Redis WAIT). When they do not within `waitTimeoutMs`, the spend fails with
@@ -159,10 +157,4 @@ export interface OpenLedgerOptions {
   bootId?: string;
   /** SQLite only: the clock (epoch ms), for tests. Redis always uses the server's clock. */
   now?: () => number;
-  /**
-   * Redis only: when the server cannot be reached at open, resolve anyway and keep reconnecting in
-   * the background (calls fail with StoreUnavailableError until it is back). Default false: open
-   * rejects with StoreUnavailableError.
-   */
-  allowUnreachable?: boolean;
 }

@@ -7,30 +7,52 @@ import type Database from 'better-sqlite3';
 import type { QuotaGuardError, QuotaGuardErrorOptions } from '../errors.js';
 import { terminalText } from '../terminal-text.js';
 
-/** A store's file format: how to recognise it and how to bring it to the current schema. */
-export interface StoreFormat {
+/** How a store's file is recognised, and how messages name it. */
+export interface StoreIdentity {
   /** In messages: `SQLite ledger`, `cache`. */
   name: string;
   /** In messages: `a quota-guard ledger`. */
   article: string;
   /** In messages: `ledger`, `cache`. */
   noun: string;
+  /** `PRAGMA application_id` of every file the store creates. */
   applicationId: number;
   /** Tables every file of this store has (recognises files from before the application_id stamp). */
   tables: readonly string[];
+}
+
+/**
+ * Every store file quota-guard writes, in one place: each store's own format adds its schema steps
+ * to its identity, and each recognises the other's files by it. The ledger's file also holds the
+ * run history's tables (`qg_run`, `qg_run_total`, `qg_region_success`, created on its first run),
+ * which are not needed to recognise it. 'QGLG' and 'QGCA' in ASCII.
+ */
+export const STORES = {
+  ledger: {
+    name: 'SQLite ledger',
+    article: 'a quota-guard ledger',
+    noun: 'ledger',
+    applicationId: 0x5147_4c47,
+    tables: ['qg_budget', 'qg_entry'],
+  },
+  cache: {
+    name: 'cache',
+    article: 'a quota-guard cache',
+    noun: 'cache',
+    applicationId: 0x5147_4341,
+    tables: ['videos', 'meta'],
+  },
+} as const satisfies Record<string, StoreIdentity>;
+
+/** A store's file format: how to recognise it and how to bring it to the current schema. */
+export interface StoreFormat extends StoreIdentity {
   /** Forward-only schema steps: `migrations[v]` takes version v to v + 1. */
   migrations: ReadonlyArray<string | ((db: Database.Database) => void)>;
   /** The store's error for a file of its own it cannot read (newer schema, damaged). */
   unreadable: (message: string, options: QuotaGuardErrorOptions) => QuotaGuardError;
 }
 
-/** 'QGLG' and 'QGCA' in ASCII. */
-export const APPLICATION_ID = { ledger: 0x5147_4c47, cache: 0x5147_4341 } as const;
-
-const KNOWN: ReadonlyArray<{ applicationId: number; tables: readonly string[]; what: string }> = [
-  { applicationId: APPLICATION_ID.ledger, tables: ['qg_budget', 'qg_entry'], what: 'a quota-guard ledger' },
-  { applicationId: APPLICATION_ID.cache, tables: ['videos', 'meta'], what: 'a quota-guard cache' },
-];
+const KNOWN: readonly StoreIdentity[] = Object.values(STORES);
 
 /** The 16 bytes every SQLite database file starts with. */
 export const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
@@ -45,7 +67,7 @@ export function describeDatabase(
     (k) =>
       k.applicationId === applicationId || (applicationId === 0 && k.tables.every((t) => tables.includes(t))),
   );
-  if (known) return known.what;
+  if (known) return known.article;
   const shown = tables.slice(0, 4).map(terminalText).join(', ') + (tables.length > 4 ? ', …' : '');
   const id = applicationId === 0 ? '' : `application_id 0x${(applicationId >>> 0).toString(16)}, `;
   return `another database (${id}user_version ${userVersion}, ${tables.length} table${tables.length === 1 ? '' : 's'}${tables.length ? `: ${shown}` : ''})`;

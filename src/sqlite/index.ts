@@ -6,5 +6,5 @@ export {
   type StoreLabel,
   storeFailure,
 } from './errors.js';
-export { APPLICATION_ID, type StoreFormat } from './formats.js';
+export { STORES, type StoreFormat, type StoreIdentity } from './formats.js';
 export { closeStore, type OpenedStore, type OpenStoreOptions, openStore } from './open.js';
