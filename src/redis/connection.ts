@@ -12,7 +12,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { StoreKind } from '../config/store-url.js';
 import { parseClusterUrl, parseSentinelUrl } from '../config/store-url.js';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
-import { mapRedisError } from './errors.js';
+import { causeOf, describeRedisFailure, mapRedisError } from './errors.js';
 
 /** The kinds of store URL a Redis connection serves. */
 export type RedisKind = Extract<StoreKind, 'redis' | 'redis-cluster'>;
@@ -85,6 +85,9 @@ function shortenSentinelCloses(client: Redis): void {
   };
 }
 
+/** Our own rejection of a call that took too long (its message is ours to show). */
+class TimedOut extends Error {}
+
 /** `p`, or a rejection with `message` after `ms`; the timer never outlives the race. */
 async function within<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -92,7 +95,7 @@ async function within<T>(p: Promise<T>, ms: number, message: string): Promise<T>
     return await Promise.race([
       p,
       new Promise<never>((_r, reject) => {
-        timer = setTimeout(() => reject(new Error(message)), ms);
+        timer = setTimeout(() => reject(new TimedOut(message)), ms);
       }),
     ]);
   } finally {
@@ -195,10 +198,11 @@ export async function connectRedis(
       client.disconnect();
       // The socket's own error (connection refused, unknown host) says more than the client's
       // "Connection is closed"; the hint names what the operator can change.
-      const why = (nodeError ?? lastError ?? e) as { message?: unknown };
+      const why = nodeError ?? lastError ?? e;
+      const reason = why instanceof TimedOut ? why.message : describeRedisFailure(why);
       throw new StoreUnavailableError(
-        `Redis ledger at ${where}: cannot connect (${String(why?.message ?? why).split('\n')[0]}); check that Redis runs there and the store address (the config's \`store\`, else $REDIS_URL)`,
-        { cause: e },
+        `Redis ledger at ${where}: cannot connect: ${reason}; check that Redis runs there and the store address (the config's \`store\`, else $REDIS_URL)`,
+        { cause: causeOf(why) },
       );
     }
   }

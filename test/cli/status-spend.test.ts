@@ -200,7 +200,7 @@ describe('one clear line and the documented exit code', () => {
     expect(status.stderr).toMatch(/^quota-guard: .*\(QG_STORE_UNAVAILABLE\)\n$/);
     // The operator's terms: which server, why, and what to change.
     expect(status.stderr).toMatch(
-      /Redis ledger at 127\.0\.0\.1:1: cannot connect \(connect ECONNREFUSED 127\.0\.0\.1:1\); check that Redis runs there and the store address \(the config's `store`, else \$REDIS_URL\)/,
+      /Redis ledger at 127\.0\.0\.1:1: cannot connect: connection refused \(ECONNREFUSED\); check that Redis runs there and the store address \(the config's `store`, else \$REDIS_URL\)/,
     );
   });
 });
