@@ -4,8 +4,9 @@
  * first two words), and the primary code decides what the failure means.
  *
  * - The file or its disk cannot be used right now (locked, full, read-only, an I/O error, cannot be
- *   opened, no memory): `QG_STORE_UNAVAILABLE`, so a call site's fail-open/closed policy applies and
- *   the CLI exits 69.
+ *   opened, no memory): `QG_STORE_UNAVAILABLE`, and the CLI exits 69. On a store that was opened,
+ *   the call site's fail-open/closed policy applies; a file that cannot be opened stops the command
+ *   whatever the policy (a persistent misconfiguration: docs/operations.md says why).
  * - The file is damaged or not a database: the store's own "cannot read this file" code.
  * - Anything else (a constraint, a misuse, a schema error): a bug, `QG_INTERNAL`.
  *
