@@ -114,7 +114,7 @@ async function connect(client: Redis | Cluster, o: RedisConnectOptions): Promise
 }
 
 /** `host:port` of a Redis URL (of every node of a Cluster URL), without user or password. */
-export function redisAddress(url: string): string {
+function redisAddress(url: string): string {
   const sentinel = parseSentinelUrl(url);
   if (sentinel) {
     return `${sentinel.nodes.map((n) => `${n.host}:${n.port}`).join(',')} (Sentinels of '${sentinel.name}')`;
@@ -133,11 +133,7 @@ export function redisAddress(url: string): string {
  * A connected client with the stores' failure policy (short timeouts, no offline queue, reconnects
  * forever).
  */
-export async function connectRedis(
-  kind: RedisKind,
-  url: string,
-  o: RedisConnectOptions,
-): Promise<Redis | Cluster> {
+async function connectRedis(kind: RedisKind, url: string, o: RedisConnectOptions): Promise<Redis | Cluster> {
   let client: Redis | Cluster;
   const sentinel = kind === 'redis' ? parseSentinelUrl(url) : undefined;
   if (sentinel) {
@@ -252,7 +248,7 @@ export async function openRedisConnection(
  * CLI command on a dead Redis ends as soon as its work is done. Every client connectRedis made
  * closes this way.
  */
-export async function closeRedis(client: Redis | Cluster): Promise<void> {
+async function closeRedis(client: Redis | Cluster): Promise<void> {
   if (client.status === 'ready') {
     try {
       await within(client.quit(), QUIT_TIMEOUT_MS, 'QUIT not answered');
