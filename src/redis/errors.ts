@@ -37,7 +37,13 @@ const UNAVAILABLE_REPLIES: Record<string, string> = {
 const CLIENT_ERRORS: ReadonlyArray<[RegExp, string]> = [
   [/^Command timed out/, 'no answer within the command timeout (store.commandTimeoutMs)'],
   [/^(Stream|Cluster) isn't (writeable|ready)/, 'not connected (reconnecting)'],
-  [/^Connection is closed/, 'the connection was closed'],
+  [
+    /^Connection is (closed|aborted|discarded)|^(Cluster|Node) is (disconnected|disconnecting|ended)/,
+    'the connection was closed',
+  ],
+  [/^None of startup nodes is available/, 'no node of the Redis Cluster answered'],
+  [/^Too many Cluster redirections/, 'the Redis Cluster kept redirecting the call (its slots are moving)'],
+  [/^Socket timeout|^connect ETIMEDOUT/, 'connect timed out'],
   [/^Reached the max retries per request/, 'not connected (reconnecting)'],
   [/^Failed to refresh slots cache/, 'no node of the Redis Cluster answered'],
   [/sentinels? (are|is) unreachable|None of (the )?sentinels/i, 'no Sentinel answered'],

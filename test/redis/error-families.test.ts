@@ -232,6 +232,24 @@ describe('Redis error families', () => {
     }
   });
 
+  it('a hung server (SIGSTOP): store unavailable, no answer within the command timeout, in our words', async () => {
+    const s = await server();
+    const ledger = await open(s.url);
+    await ledger.ping();
+    s.proc.kill('SIGSTOP');
+    closers.push(() => {
+      s.proc.kill('SIGCONT');
+    });
+    const e = (await ledger.spend({ budgets: B, cost: 1 }).catch((x: unknown) => x)) as Error & {
+      cause?: Error;
+    };
+    expect(e).toMatchObject({ code: 'QG_STORE_UNAVAILABLE' });
+    expect(e.message).toMatch(
+      /spend failed: no answer within the command timeout \(store\.commandTimeoutMs\)$/,
+    );
+    expect(e.cause?.message).toBe('Command timed out');
+  });
+
   it('a reply no family expects is a bug (70) that names only its code', async () => {
     const s = await server();
     const a = await admin(s);
