@@ -20,6 +20,7 @@ import type { StatusView } from './status.js';
 // it): imported with this module, which the bundle then carries, rather than required on first use.
 provideTimeLibs({ luxon, nodeCron });
 
+export { outputWidth } from './format.js';
 export { renderStatus } from './status.js';
 
 /** The report `status` prints or writes as JSON (`credential`: only that one). */

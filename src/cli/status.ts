@@ -10,7 +10,7 @@ import type { BucketStatus, StatusReport } from '../guard/status.js';
 import type { RegionFreshness } from '../history/freshness.js';
 import { terminalText } from '../terminal-text.js';
 import { luxon } from '../time-libs.js';
-import { bar, breakdown, formatDuration, formatNumber, table, wrap } from './format.js';
+import { bar, breakdown, formatDuration, formatNumber, table, widest, wrap } from './format.js';
 
 /** What `status` prints: the ledger's report and, when the history was readable, region freshness. */
 export interface StatusView extends StatusReport {
@@ -35,6 +35,8 @@ export interface RenderStatusOptions {
   tty?: boolean;
   /** The operator's zone (default: this host's). */
   localZone?: string;
+  /** Columns to keep within (default 100; the command passes the terminal's, see `outputWidth`). */
+  width?: number;
 }
 
 /** `11:08:12 PST`, and the date too when it is not `ref`'s day in that zone. */
@@ -89,14 +91,59 @@ function bucketName(id: string): string {
   return [...id].length <= 20 ? id : `${[...id].slice(0, 19).join('')}…`;
 }
 
-/** The human form of a status report, at most 100 columns wide. */
+/**
+ * The buckets' table, in the widest layout that fits `width`: with the bars (on a terminal), without
+ * them, or stacked, two lines per bucket, when even that is too wide; a row never wraps.
+ */
+function bucketTable(buckets: BucketStatus[], tty: boolean, width: number): string {
+  const head = ['  bucket', 'used', 'quota', 'reserve', 'scheduled', 'backfill', 'manual', `next ${NEXT}`];
+  const cells = (b: BucketStatus) => [
+    formatNumber(b.used),
+    formatNumber(b.quota),
+    formatNumber(b.reserve),
+    ...TIERS.map((t) => leftCell(b, t)),
+    nextFree(b),
+  ];
+  for (const bars of tty ? [true, false] : [false]) {
+    const rows = [
+      bars ? [head[0]!, '', ...head.slice(1)] : head,
+      ...buckets.map((b) => [
+        `  ${bucketName(b.id)}`,
+        ...(bars ? [bar(b.used / b.quota, 10)] : []),
+        ...cells(b),
+      ]),
+    ];
+    const text = table(rows);
+    if (widest(text) <= width) return text;
+  }
+  // Stacked: what is used on the bucket's line, what each tier can spend on the next.
+  return buckets
+    .map((b) => {
+      const [used, quota, reserve, s, bf, m, next] = cells(b);
+      return [
+        wrap(
+          `${b.id}: used ${used} of ${quota} · reserve ${reserve} · next ${NEXT} ${next}`,
+          width,
+          '  ',
+          '    ',
+        ),
+        wrap(`left: scheduled ${s} · backfill ${bf} · manual ${m}`, width, '    ', '  '),
+      ].join('\n');
+    })
+    .join('\n');
+}
+
+/** The human form of a status report, within `options.width` columns (100 by default). */
 export function renderStatus(view: StatusView, options: RenderStatusOptions = {}): string {
   const tty = options.tty ?? false;
   const local = options.localZone ?? luxon().DateTime.local().zoneName ?? 'UTC';
   const nowMs = Date.parse(view.at);
-  const W = STATUS_WIDTH;
+  const W = options.width ?? STATUS_WIDTH;
   const out: string[] = [
-    `quota-guard status · ${view.store} ledger · ${clock(nowMs, local, nowMs)}${local !== 'UTC' ? ` (${clock(nowMs, 'UTC', nowMs)})` : ''}`,
+    wrap(
+      `quota-guard status · ${view.store} ledger · ${clock(nowMs, local, nowMs)}${local !== 'UTC' ? ` (${clock(nowMs, 'UTC', nowMs)})` : ''}`,
+      W,
+    ),
   ];
   if (view.ledger !== undefined) out.push(wrap(`ledger ${view.ledger} · cache ${view.cache ?? '-'}`, W));
   let marked = false;
@@ -108,32 +155,8 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
         W,
       ),
     );
-    const rows = [
-      [
-        '  bucket',
-        ...(tty ? [''] : []),
-        'used',
-        'quota',
-        'reserve',
-        'scheduled',
-        'backfill',
-        'manual',
-        `next ${NEXT}`,
-      ],
-    ];
-    for (const b of c.buckets) {
-      rows.push([
-        `  ${bucketName(b.id)}`,
-        ...(tty ? [bar(b.used / b.quota, 10)] : []),
-        formatNumber(b.used),
-        formatNumber(b.quota),
-        formatNumber(b.reserve),
-        ...TIERS.map((t) => leftCell(b, t)),
-        nextFree(b),
-      ]);
-      if (TIERS.some((t) => b.spendableLimitedBy[t] !== null)) marked = true;
-    }
-    out.push(table(rows));
+    out.push(bucketTable(c.buckets, tty, W));
+    for (const b of c.buckets) if (TIERS.some((t) => b.spendableLimitedBy[t] !== null)) marked = true;
     for (const b of c.buckets) {
       const notes: string[] = [];
       if (b.blockedUntil) {
@@ -181,9 +204,10 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
 }
 
 function renderFreshness(f: NonNullable<StatusView['freshness']>, width: number): string[] {
-  const lines = [
+  const lines = wrap(
     `regions: last successful fetch (trending every ${formatDuration(f.periodMs)}; stale after ${formatDuration(f.staleAfterMs)})`,
-  ];
+    width,
+  ).split('\n');
   let line = ' ';
   for (const r of f.regions) {
     const cell = `${r.region} ${r.ageMs === null ? 'never' : `${formatDuration(r.ageMs)} ago`}${r.stale ? ' STALE' : ''}`;

@@ -29,11 +29,12 @@ export function register(program: Command): void {
       .option('--json', 'print one JSON object'),
   ).action(
     action(async (opts: HistoryOptions) => {
-      const [{ loadCliConfig }, { openRunHistory }, { renderHistory, runJson }] = await Promise.all([
-        import('../config.js'),
-        import('../../history/index.js'),
-        import('../history.js'),
-      ]);
+      const [{ loadCliConfig }, { openRunHistory }, { renderHistory, runJson, outputWidth }] =
+        await Promise.all([
+          import('../config.js'),
+          import('../../history/index.js'),
+          import('../history.js'),
+        ]);
       const config = await loadCliConfig(opts.config);
       const credentials =
         opts.credential !== undefined
@@ -64,7 +65,7 @@ export function register(program: Command): void {
         process.stdout.write(
           opts.json
             ? `${JSON.stringify({ runs: runs.map(runJson) }, null, 2)}\n`
-            : renderHistory(runs, config.credentials.length > 1),
+            : renderHistory(runs, config.credentials.length > 1, outputWidth()),
         );
       } finally {
         await history.close();

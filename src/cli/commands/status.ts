@@ -23,7 +23,7 @@ export function register(program: Command): void {
       .option('--credential <id>', 'only this credential'),
   ).action(
     action(async (opts: StatusOptions) => {
-      const [{ withContext }, { statusView, renderStatus }] = await Promise.all([
+      const [{ withContext }, { statusView, renderStatus, outputWidth }] = await Promise.all([
         import('../context.js'),
         import('../status-view.js'),
       ]);
@@ -35,7 +35,7 @@ export function register(program: Command): void {
       process.stdout.write(
         opts.json
           ? `${JSON.stringify(view, null, 2)}\n`
-          : renderStatus(view, { tty: process.stdout.isTTY === true }),
+          : renderStatus(view, { tty: process.stdout.isTTY === true, width: outputWidth() }),
       );
       return 0;
     }),
