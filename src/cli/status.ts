@@ -60,10 +60,11 @@ function leftCell(b: BucketStatus, tier: Tier): string {
   return b.spendableLimitedBy[tier] !== null ? `${n}*` : n;
 }
 
+/** When the scheduled tier can spend NEXT units: now, in a while (blocks included), or `-` (never: above its ceiling). */
 function nextFree(b: BucketStatus): string {
-  if (b.used === 0) return '-';
-  const ms = b.freesUpInMs[NEXT];
-  return ms === null || ms === undefined ? '?' : formatDuration(ms);
+  const ms = b.spendableInMs[NEXT];
+  if (ms === null || ms === undefined) return '-';
+  return ms === 0 ? 'now' : formatDuration(ms);
 }
 
 /** Which window the bucket counts and when its units free up, in words. */
@@ -74,17 +75,25 @@ function windowNote(b: BucketStatus, zone: string, local: string, nowMs: number)
   }
   const window = `${formatDuration(b.windowMs)} sliding window`;
   if (b.used === 0) return `${window}, nothing spent in it`;
+  // Only amounts below what is spent, then all of it: with 4 units used, "the next 100 free up"
+  // would be a promise the window cannot keep.
+  const entries = Object.entries(b.freesUpInMs);
+  const largest = entries.at(-1)?.[1] ?? null;
+  const t = (ms: number | null | undefined) =>
+    ms === null || ms === undefined ? '(unknown)' : `in ${formatDuration(ms)}`;
+  const all = `${b.used === 1 ? 'the 1 unit spent frees' : `all ${formatNumber(b.used)} spent free`} up ${t(largest)}`;
+  const amounts = entries.filter(([n]) => Number(n) < b.used);
+  if (amounts.length === 0) return `${window}: ${all}`;
   // Amounts that free at the same time are said once: "the next 1 and 50 units free in 3h 2m".
   const groups = new Map<string, string[]>();
-  for (const [n, ms] of Object.entries(b.freesUpInMs)) {
-    const t = ms === null ? '(unknown)' : `in ${formatDuration(ms)}`;
-    groups.set(t, [...(groups.get(t) ?? []), n]);
-  }
-  const parts = [...groups].map(([t, ns], i) => {
-    const amounts = ns.length > 1 ? `${ns.slice(0, -1).join(', ')} and ${ns[ns.length - 1]}` : ns[0];
-    return `${amounts}${i === 0 ? ' units free up' : ''} ${t}`;
+  for (const [n, ms] of amounts) groups.set(t(ms), [...(groups.get(t(ms)) ?? []), n]);
+  const parts = [...groups].map(([when, ns], i) => {
+    const list = ns.length > 1 ? `${ns.slice(0, -1).join(', ')} and ${ns[ns.length - 1]}` : ns[0];
+    const noun = ns.length === 1 && ns[0] === '1' ? 'unit frees' : 'units free';
+    return `${list}${i === 0 ? ` ${noun} up` : ''} ${when}`;
   });
-  return `${window}: as the oldest spends age out, the next ${parts.join(', ')}`;
+  const tail = amounts.length < entries.length ? `; ${all}` : '';
+  return `${window}: as the oldest spends age out, the next ${parts.join(', ')}${tail}`;
 }
 
 function bucketName(id: string): string {
@@ -109,7 +118,8 @@ function bucketTable(buckets: BucketStatus[], tty: boolean, width: number): stri
       bars ? [head[0]!, '', ...head.slice(1)] : head,
       ...buckets.map((b) => [
         `  ${bucketName(b.id)}`,
-        ...(bars ? [bar(b.used / b.quota, 10)] : []),
+        // Blocked: the upstream says the quota is used up, whatever the ledger counted.
+        ...(bars ? [bar(b.blockedUntil ? 1 : b.used / b.quota, 10)] : []),
         ...cells(b),
       ]),
     ];
@@ -195,7 +205,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
   out.push('');
   out.push(
     wrap(
-      `scheduled / backfill / manual: units each tier can still spend in the window (its ceiling: quota − reserve; that less the backfill headroom; the whole quota)${marked ? ', * held lower by a narrower budget or the pace' : ''}. next ${NEXT}: how long until ${NEXT} more units free up (- nothing is spent).`,
+      `scheduled / backfill / manual: units each tier can still spend in the window (its ceiling: quota − reserve; that less the backfill headroom; the whole quota)${marked ? ', * held lower by a narrower budget or the pace' : ''}. next ${NEXT}: how long until the scheduled tier can spend ${NEXT} units, blocks included (- more than its ceiling).`,
       W,
     ),
   );
