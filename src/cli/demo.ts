@@ -26,7 +26,7 @@ import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startSimulator } from '../simulator/index.js';
 import { cliLogger } from './context.js';
-import { formatNumber } from './format.js';
+import { count, formatNumber } from './format.js';
 import { renderSearch } from './search.js';
 import { renderStatus } from './status.js';
 
@@ -206,7 +206,7 @@ async function trendingStep({ say, config, credential, jobs, signal }: DemoRun):
   for (const r of trending) say(indent(jobLine(r)));
   const t = totals(trending);
   say(
-    `   together: ${formatNumber(t.pages)} pages, ${formatNumber(t.videos)} videos (${formatNumber(jobs.cache.stats().videos)} distinct), ${formatNumber(t.units)} units of ${credential.id}/${credential.defaultBucket}`,
+    `   together: ${count(t.pages, 'page')}, ${count(t.videos, 'video')} (${formatNumber(jobs.cache.stats().videos)} distinct), ${count(t.units, 'unit')} of ${credential.id}/${credential.defaultBucket}`,
   );
   say('');
   return trending;
@@ -218,7 +218,7 @@ async function backfillStep(
 ): Promise<JobResult> {
   const method = backfillMethod(credential);
   say(
-    `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier; the demo refreshes videos just fetched, which a real backfill leaves alone for backfill.minAge)`,
+    `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${count(backfillUnits, 'unit')} (backfill tier; the demo refreshes videos just fetched, which a real backfill leaves alone for backfill.minAge)`,
   );
   const backfill = await runBackfill(jobs, {
     maxUnits: backfillUnits,

@@ -46,6 +46,11 @@ export function widest(text: string): number {
   return Math.max(0, ...text.split('\n').map((l) => [...l].length));
 }
 
+/** `1 unit`, `1,232 units`: a count and its noun, singular for one. */
+export function count(n: number, noun: string): string {
+  return `${formatNumber(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** `██████░░░░` for `fraction` of `width` cells (clamped to 0..1). */
 export function bar(fraction: number, width = 20): string {
   const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0;

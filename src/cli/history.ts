@@ -4,7 +4,7 @@ import { luxon } from '../time-libs.js';
 
 export { outputWidth } from './format.js';
 
-import { DEFAULT_WIDTH, formatDuration, formatNumber, table, widest, wrap } from './format.js';
+import { count, DEFAULT_WIDTH, formatDuration, formatNumber, table, widest, wrap } from './format.js';
 
 /** A run for scripts: times as ISO strings besides the epoch ms. */
 export function runJson(r: RunSummary): Record<string, unknown> {
@@ -71,7 +71,7 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
         width,
       ),
       wrap(
-        `took ${formatDuration(r.finishedAt - r.startedAt)} · ${formatNumber(r.pages)} pages · ${formatNumber(r.units)} units · ${formatNumber(r.videos)} videos`,
+        `took ${formatDuration(r.finishedAt - r.startedAt)} · ${count(r.pages, 'page')} · ${count(r.units, 'unit')} · ${count(r.videos, 'video')}`,
         width,
         '  ',
       ),

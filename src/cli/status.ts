@@ -10,7 +10,7 @@ import type { BucketStatus, StatusReport } from '../guard/status.js';
 import type { RegionFreshness } from '../history/freshness.js';
 import { terminalText } from '../terminal-text.js';
 import { luxon } from '../time-libs.js';
-import { bar, breakdown, formatDuration, formatNumber, table, widest, wrap } from './format.js';
+import { bar, breakdown, count, formatDuration, formatNumber, table, widest, wrap } from './format.js';
 
 /** What `status` prints: the ledger's report and, when the history was readable, region freshness. */
 export interface StatusView extends StatusReport {
@@ -185,7 +185,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
       if (bf.scheduledNeed > 0 || bf.spentToday > 0) {
         const held =
           bf.scheduledNeed > 0
-            ? ` (${formatNumber(bf.scheduledNeed)} held back for ${bf.scheduledRunsLeft} scheduled runs left today)`
+            ? ` (${formatNumber(bf.scheduledNeed)} held back for ${count(bf.scheduledRunsLeft, 'scheduled run')} left today)`
             : '';
         const paced =
           bf.allowedByNow !== null ? `, ${formatNumber(bf.allowedByNow)} allowed by now on its line` : '';
