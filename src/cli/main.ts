@@ -8,7 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
 import { exitCodeOf, reportError } from './action.js';
 import { register as backfill } from './commands/backfill.js';
-import { register as completion } from './commands/completion.js';
+import { register as completion, registerNames as completionNames } from './commands/completion.js';
 import { register as demo } from './commands/demo.js';
 import { register as drill } from './commands/drill.js';
 import { register as fetch } from './commands/fetch.js';
@@ -79,6 +79,8 @@ const COMMANDS: Record<string, (p: Command) => void> = {
   unblock,
   serve,
   completion,
+  // What the completion scripts run as the shell completes (hidden).
+  __complete: completionNames,
 };
 
 export async function main(argv: string[] = process.argv): Promise<number> {
