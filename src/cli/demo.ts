@@ -27,9 +27,9 @@ import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startSimulator } from '../simulator/index.js';
 import { cliLogger } from './context.js';
-import { count, formatNumber } from './format.js';
-import { renderSearch } from './search.js';
-import { renderStatus } from './status.js';
+import { count, formatNumber } from './render/format.js';
+import { renderSearch } from './render/search.js';
+import { renderStatus } from './render/status.js';
 
 /** The environment variable the demo's credential reads its key from (set only in the demo's own env). */
 const DEMO_KEY_ENV = 'QUOTA_GUARD_DEMO_KEY';

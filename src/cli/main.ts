@@ -1,6 +1,7 @@
 /**
- * The `quota-guard` CLI. Each command lives in src/cli/commands/<name>.ts and exports
- * `register(program)`. Errors become one clear line on stderr and the exit code of their `code`
+ * The `quota-guard` CLI. Each command is declared in src/cli/commands/<name>.ts, which exports
+ * `register(program)`; what it does is in src/cli/actions/<name>.ts, loaded when it runs, and what it
+ * prints in src/cli/render/. Errors become one clear line on stderr and the exit code of their `code`
  * (see src/errors.ts); only bugs print a stack trace.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, formatNumber } from '../../src/cli/format.js';
+import { count, formatNumber } from '../../src/cli/render/format.js';
 
 describe('formatNumber', () => {
   it('writes every number as Intl.NumberFormat en-US does, whole numbers included', () => {

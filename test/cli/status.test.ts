@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderStatus, STATUS_WIDTH, type StatusView } from '../../src/cli/status.js';
+import { renderStatus, STATUS_WIDTH, type StatusView } from '../../src/cli/render/status.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
@@ -89,9 +89,13 @@ describe('status at a glance', () => {
       'budget manual-search (search.list only): 1 of 40 per 1d, 39 left (* so manual can spend 39)',
     );
     expect(text.replace(/\s+/g, ' ')).toContain('* held lower by a narrower budget or the pace');
-    expect(text.replace(/\s+/g, ' ')).toContain('next 100: how long until the scheduled tier can spend 100 units');
+    expect(text.replace(/\s+/g, ' ')).toContain(
+      'next 100: how long until the scheduled tier can spend 100 units',
+    );
     // One unit spent: no promise about the next 50 or 100.
-    expect(text.replace(/\s+/g, ' ')).toMatch(/search\.list: 1d sliding window: the 1 unit spent frees up in (1d|23h 59m)/);
+    expect(text.replace(/\s+/g, ' ')).toMatch(
+      /search\.list: 1d sliding window: the 1 unit spent frees up in (1d|23h 59m)/,
+    );
   });
 
   it('stays within 100 columns, bars and a long block reason included, and gives times in both zones', async () => {

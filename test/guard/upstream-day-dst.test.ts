@@ -4,7 +4,7 @@
  */
 import { DateTime } from 'luxon';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderStatus } from '../../src/cli/status.js';
+import { renderStatus } from '../../src/cli/render/status.js';
 import { formatDuration } from '../../src/config/duration.js';
 import { createGuard, quotaStatus } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';

@@ -45,7 +45,7 @@ export function register(program: Command): void {
         import('../../job-library/job-run.js'),
         import('../../job-library/summary.js'),
         import('../../job-library/trending.js'),
-        import('../format.js'),
+        import('../render/format.js'),
       ]);
       const {
         config,

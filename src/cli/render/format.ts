@@ -1,6 +1,6 @@
 /** Plain-text output helpers for the CLI: numbers, bars and aligned tables. */
 
-export { formatDuration } from '../config/duration.js';
+export { formatDuration } from '../../config/duration.js';
 
 // Made on first use: building the first NumberFormat of a process loads ICU's locale data (about
 // 12 ms), which a command that prints no number (`--help`, a `spend --json`) should not pay for.

@@ -1,6 +1,6 @@
 /** What `quota-guard history` prints: the runs as a table or as JSON. */
-import type { RunSummary } from '../history/index.js';
-import { luxon } from '../time-libs.js';
+import type { RunSummary } from '../../history/index.js';
+import { luxon } from '../../time-libs.js';
 
 export { outputWidth } from './format.js';
 
