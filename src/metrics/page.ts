@@ -314,9 +314,16 @@ function staleReason(
   if (!last) return 'no run recorded in the window';
   const when = `${ago(nowMs - last.finishedAt)} ago`;
   if (last.outcome === 'done') return `last run ${when} was done; none since`;
+  // The guard's stop names the block as `<credential>/<bucket> is blocked` or, when the upstream
+  // said quotaExceeded, `for <credential>/<bucket> ... bucket blocked`.
   for (const c of report.credentials)
     for (const b of c.buckets)
-      if (c.id === last.credential && b.blockedUntil && last.reason?.includes(b.id))
+      if (
+        c.id === last.credential &&
+        b.blockedUntil &&
+        last.reason?.includes(`${c.id}/${b.id}`) &&
+        last.reason.includes('blocked')
+      )
         return `${esc(last.outcome)} ${when}: ${esc(b.id)} blocked, lifts in ${ago(Date.parse(b.blockedUntil) - nowMs)} <span class="muted">(Blocks)</span>`;
   return `${esc(last.outcome)} ${when}: <span title="${esc(last.reason ?? '')}">${esc(firstLine(last.reason ?? 'no reason recorded'))}</span>`;
 }
