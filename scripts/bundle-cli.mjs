@@ -11,7 +11,7 @@
  * through createRequire and loads from node_modules), and Luxon and node-cron, which
  * src/time-libs.ts requires the same way on the first call that needs them (in the bundle, even
  * unevaluated, they were 150 kB that every `spend` read and parsed); `status`, which always needs
- * both, imports them itself (src/cli/status-view.ts), so they are bundled into its chunk. The YAML parser, which the library requires
+ * both, imports them itself (src/cli/actions/status.ts), so they are bundled into its chunk. The YAML parser, which the library requires
  * the same way on first use (src/config/yaml.ts), is bundled: src/config/yaml-bundled.ts imports
  * it instead, into the chunk that reads config files; from node_modules it was about forty CommonJS
  * files to resolve and compile, 30-40 ms of CPU for every command run with a config file.

@@ -39,3 +39,17 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
     }
   };
 }
+
+/** An action module: `src/cli/actions/<command>.ts`, which imports what it needs statically. */
+export interface ActionModule<A extends unknown[]> {
+  run(...args: A): Promise<number | undefined>;
+}
+
+/**
+ * A command's action, loaded when the command runs: the command file declares options and
+ * arguments only, so defining it loads nothing but commander; the action module, imported on first
+ * use, brings the rest in one step (in the bundle, one chunk).
+ */
+export function lazyAction<A extends unknown[]>(load: () => Promise<ActionModule<A>>) {
+  return action(async (...args: A) => (await load()).run(...args));
+}

@@ -6,12 +6,13 @@
  * searches the cache, and says what happened in a few lines.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import YAML from 'yaml';
 import type { SearchResult } from '../cache/types.js';
 import { loadConfig, parseConfig } from '../config/load.js';
+import { DEFAULT_LEDGER_FILE, dataDir } from '../config/paths.js';
 import type { Config, CredentialConfig } from '../config/types.js';
 import { ExitCode, StoreUnavailableError } from '../errors.js';
 import { createGuard } from '../guard/guard.js';
@@ -26,9 +27,9 @@ import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startSimulator } from '../simulator/index.js';
 import { cliLogger } from './context.js';
-import { formatNumber } from './format.js';
-import { renderSearch } from './search.js';
-import { renderStatus } from './status.js';
+import { count, formatNumber } from './render/format.js';
+import { renderSearch } from './render/search.js';
+import { renderStatus } from './render/status.js';
 
 /** The environment variable the demo's credential reads its key from (set only in the demo's own env). */
 const DEMO_KEY_ENV = 'QUOTA_GUARD_DEMO_KEY';
@@ -107,6 +108,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       const search = searchStep(run);
       const exitCode = demoExitCode([...trending, backfill], ledgerUsed, upstreamCharged);
       sayVerdict(say, { ledgerUsed, upstreamCharged, before, dir, exitCode });
+      sayWhereItIs(say, dir, kept, base.raw);
       return {
         dir,
         kept,
@@ -206,7 +208,7 @@ async function trendingStep({ say, config, credential, jobs, signal }: DemoRun):
   for (const r of trending) say(indent(jobLine(r)));
   const t = totals(trending);
   say(
-    `   together: ${formatNumber(t.pages)} pages, ${formatNumber(t.videos)} videos (${formatNumber(jobs.cache.stats().videos)} distinct), ${formatNumber(t.units)} units of ${credential.id}/${credential.defaultBucket}`,
+    `   together: ${count(t.pages, 'page')}, ${count(t.videos, 'video')} (${formatNumber(jobs.cache.stats().videos)} distinct), ${count(t.units, 'unit')} of ${credential.id}/${credential.defaultBucket}`,
   );
   say('');
   return trending;
@@ -218,7 +220,7 @@ async function backfillStep(
 ): Promise<JobResult> {
   const method = backfillMethod(credential);
   say(
-    `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${backfillUnits} units (backfill tier; the demo refreshes videos just fetched, which a real backfill leaves alone for backfill.minAge)`,
+    `2. backfill: refresh the oldest cached videos, 50 per ${method} call, at most ${count(backfillUnits, 'unit')} (backfill tier; the demo refreshes videos just fetched, which a real backfill leaves alone for backfill.minAge)`,
   );
   const backfill = await runBackfill(jobs, {
     maxUnits: backfillUnits,
@@ -256,6 +258,36 @@ function sayVerdict(
     exitCode === ExitCode.OK
       ? 'demo finished: every job done, nothing overspent.'
       : `demo finished with exit code ${exitCode} (${agree ? 'see the lines above' : 'the ledger and the upstream disagree'}).`,
+  );
+}
+
+/**
+ * Where the demo's data is and how to look at it again: `quota-guard status` reads the operator's
+ * own ledger, which the demo never touches (a read-only command that finds none there exits 66).
+ * A kept directory gets a config naming its ledger and cache, `demo.yaml`, for the commands that
+ * read them.
+ */
+function sayWhereItIs(
+  say: (s: string) => void,
+  dir: string,
+  kept: boolean,
+  raw: Record<string, unknown>,
+): void {
+  const own = join(dataDir(process.env).path, DEFAULT_LEDGER_FILE);
+  if (!kept) {
+    say(
+      `its data was in a temporary directory, removed now: \`quota-guard status\` reads your own ledger (${own}), which the demo does not touch. To look around afterwards: quota-guard demo --dir DIR, then quota-guard status --config DIR/demo.yaml (or history, search).`,
+    );
+    return;
+  }
+  const file = join(dir, 'demo.yaml');
+  const { upstream: _, ...rest } = raw;
+  writeFileSync(
+    file,
+    `# What \`quota-guard demo --dir\` kept: its ledger and cache, for status, history and search.\n${YAML.stringify({ ...rest, store: `sqlite:${join(dir, 'quota.db')}`, cache: { path: join(dir, 'cache.db') } })}`,
+  );
+  say(
+    `its data stays in ${dir}: look at it again with quota-guard status --config ${file} (or history, search); a plain \`quota-guard status\` reads your own ledger, ${own}.`,
   );
 }
 

@@ -1,6 +1,7 @@
 /**
- * The `quota-guard` CLI. Each command lives in src/cli/commands/<name>.ts and exports
- * `register(program)`. Errors become one clear line on stderr and the exit code of their `code`
+ * The `quota-guard` CLI. Each command is declared in src/cli/commands/<name>.ts, which exports
+ * `register(program)`; what it does is in src/cli/actions/<name>.ts, loaded when it runs, and what it
+ * prints in src/cli/render/. Errors become one clear line on stderr and the exit code of their `code`
  * (see src/errors.ts); only bugs print a stack trace.
  */
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../errors.js';
 import { exitCodeOf, reportError } from './action.js';
 import { register as backfill } from './commands/backfill.js';
-import { register as completion } from './commands/completion.js';
+import { register as completion, registerNames as completionNames } from './commands/completion.js';
 import { register as demo } from './commands/demo.js';
 import { register as drill } from './commands/drill.js';
 import { register as fetch } from './commands/fetch.js';
@@ -79,6 +80,8 @@ const COMMANDS: Record<string, (p: Command) => void> = {
   unblock,
   serve,
   completion,
+  // What the completion scripts run as the shell completes (hidden).
+  __complete: completionNames,
 };
 
 export async function main(argv: string[] = process.argv): Promise<number> {

@@ -22,6 +22,13 @@ export interface JobCommandOptions extends ConfigOptions {
   json?: boolean;
 }
 
+/** Adds what every job command (fetch, backfill, run) takes: `--credential <id>` and `-c, --config <file>`. */
+export function jobOptions(cmd: Command): Command {
+  return configOption(
+    cmd.option('--credential <id>', 'the credential the jobs spend (default: the first in the config)'),
+  );
+}
+
 /** Collects a repeatable option (`-r US -r GB`) into a list. */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

@@ -5,9 +5,11 @@
  * with its path (problems.ts), as a ConfigError (exit code 78).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { CONFIG_ENV, MAX_CONFIG_BYTES } from './defaults.js';
-import { formatIssue } from './problems.js';
+import { formatIssue, formatPath, Problems } from './problems.js';
+import { resolve } from './resolve.js';
 import { configSchema } from './schema.js';
 import type { Config, Env } from './types.js';
 import { type ParseConfigOptions, resolveValidated } from './validated.js';
@@ -84,10 +86,51 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Con
   // of first compiling a parser for each one (new Function), which cost most of the first parse.
   const parsed = configSchema.safeParse(raw, { jitless: true });
   if (!parsed.success) {
+    // Every problem at once: the schema's, then what resolving finds in the rest (an unknown key
+    // fixed should not reveal five more).
+    const lines = parsed.error.issues.flatMap((i) => formatIssue(i));
+    lines.push(...problemsBeyond(raw, parsed.error.issues, env));
     throw new ConfigError(
-      parsed.error.issues.flatMap((i) => formatIssue(i)).map((p) => prefix + p),
+      lines.map((p) => prefix + p),
       'QG_CONFIG_INVALID',
     );
   }
   return resolveValidated(parsed.data, { ...options, env });
+}
+
+/**
+ * What resolving finds in a config the schema refused, once the parts it refused are taken out (an
+ * unknown key dropped, a bad value left to its default), so they are reported with the schema's in
+ * one report. Nothing under a part taken out is reported (its default is not what was written).
+ * Empty when taking them out is not enough for the schema (or would renumber a list).
+ */
+function problemsBeyond(raw: unknown, issues: readonly z.core.$ZodIssue[], env: Env): string[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const copy = structuredClone(raw) as Record<string, unknown>;
+  const removed: string[] = [];
+  for (const issue of issues) {
+    const paths =
+      issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
+    for (const path of paths) {
+      const last = path.at(-1);
+      if (last === undefined || typeof last === 'number') return [];
+      let at: unknown = copy;
+      for (const seg of path.slice(0, -1)) at = (at as Record<PropertyKey, unknown> | undefined)?.[seg];
+      if (typeof at === 'object' && at !== null) delete (at as Record<PropertyKey, unknown>)[last];
+      removed.push(formatPath(path));
+    }
+  }
+  const again = configSchema.safeParse(copy, { jitless: true });
+  if (!again.success) return [];
+  const problems = new Problems();
+  try {
+    resolve(again.data, env, problems, undefined);
+  } catch {
+    return [];
+  }
+  const under = (text: string) =>
+    removed.some(
+      (r) => text === r || text.startsWith(`${r}:`) || text.startsWith(`${r}.`) || text.startsWith(`${r}[`),
+    );
+  return problems.list.map((p) => p.text).filter((t) => !under(t));
 }

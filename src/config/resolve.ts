@@ -160,14 +160,23 @@ function resolveCredential(
       problems.add(where('reserve'), 'must be a whole number of units');
       ok = false;
     } else if (reserve >= quota) {
-      problems.add(where('reserve'), `must be less than quota (${quota})`);
+      // Set on the credential, it applies to every bucket: say which one it does not fit.
+      problems.add(
+        where('reserve'),
+        spec.reserve !== undefined
+          ? `must be less than quota (${quota})`
+          : `${reserve} must be less than the quota of bucket '${name}' (${quota}); set a smaller reserve, or one on ${bucketAt}`,
+      );
       ok = false;
     }
     if (!Number.isInteger(backfillHeadroom)) {
       problems.add(where('backfillHeadroom'), 'must be a whole number of units');
       ok = false;
     } else if (ok && reserve + backfillHeadroom >= quota) {
-      problems.add(where('backfillHeadroom'), `must be less than quota − reserve (${quota - reserve})`);
+      problems.add(
+        where('backfillHeadroom'),
+        `must be less than quota − reserve (${quota - reserve})${spec.backfillHeadroom === undefined ? ` of bucket '${name}'` : ''}`,
+      );
     }
     const pace = spec.pace ?? c.pace;
     buckets[name] = {
@@ -336,6 +345,18 @@ function resolveExpected(
  */
 const BUILT_IN_CRONS: ReadonlySet<string> = new Set([DEFAULT_TRENDING_CRON, DEFAULT_BACKFILL_CRON]);
 
+/** What each cron field accepts, for the line that says which one is wrong. */
+const CRON_FIELDS: Record<string, string> = {
+  second: '0-59',
+  minute: '0-59',
+  hour: '0-23',
+  day: '1-31',
+  month: '1-12 or jan-dec',
+  weekday: '0-7 or sun-sat',
+};
+const CRON_SHAPE =
+  'not a cron expression (five fields: minute hour day month weekday, or six with seconds first)';
+
 function resolveSchedule(
   s: { cron: string; stagger: number; timeZone: string },
   at: string,
@@ -343,7 +364,16 @@ function resolveSchedule(
 ): ScheduleConfig {
   const v = BUILT_IN_CRONS.has(s.cron) ? undefined : nodeCron().validateDetailed(s.cron);
   if (v && !v.valid) {
-    const why = v.errors.map((e) => e.message).join('; ') || 'not a valid cron expression';
+    // node-cron's own words ("61 is a invalid expression for minute") said in ours, field by field.
+    const why =
+      v.errors
+        .map((e: { field?: string; value?: unknown }) =>
+          e.field !== undefined && Object.hasOwn(CRON_FIELDS, e.field)
+            ? `the ${e.field} field '${String(e.value)}' is out of range or malformed (${CRON_FIELDS[e.field]})`
+            : undefined,
+        )
+        .filter((w: string | undefined) => w !== undefined)
+        .join('; ') || CRON_SHAPE;
     problems.add(`${at}.cron`, `'${s.cron}': ${why}`);
   }
   if (!isValidTimeZone(s.timeZone)) problems.add(`${at}.timeZone`, `unknown time zone '${s.timeZone}'`);

@@ -57,7 +57,11 @@ export interface GuardOptions {
 
 /** Carries a Stop out of `withRetries` (it is not a QuotaGuardError, so it is never retried). */
 class Stopped extends Error {
-  constructor(readonly stop: Stop) {
+  /** `logged`: `acquire` has logged and emitted it already (each stop is said once). */
+  constructor(
+    readonly stop: Stop,
+    readonly logged = false,
+  ) {
     super(stop.message);
   }
 }
@@ -444,7 +448,7 @@ export class Guard {
     let last: SpendOutcome | undefined;
     const once = async (n: number): Promise<{ value: T; spend: SpendOutcome; n: number }> => {
       const got = await this.acquire(args, opts);
-      if (!got.ok) throw new Stopped(got);
+      if (!got.ok) throw new Stopped(got, true);
       last = got.spend;
       try {
         return {
@@ -471,7 +475,7 @@ export class Guard {
       });
       return { ok: true, value: r.value, attempts: r.n, spend: r.spend };
     } catch (e) {
-      if (e instanceof Stopped) return this.#stop(e.stop);
+      if (e instanceof Stopped) return e.logged ? e.stop : this.#stop(e.stop);
       if (last && isUpstreamError(e) && e.code === 'QG_UPSTREAM_RATE_LIMITED') {
         const wait = e.retryAfterMs ?? 0;
         return this.#stop(this.#stopOf('rate-limited', { ...last, at: this.#now() }, e, wait));

@@ -48,8 +48,23 @@ export interface BucketStatus {
   spendableLimitedBy: Record<Tier, string | null>;
   blockedUntil: string | null;
   blockedReason: string | null;
-  /** ms until the next N units spent in the window free up (N = 1, 50, 100); null when unknown. */
+  /**
+   * ms until the next N units spent in the window free up (N = 1, 50, 100; when fewer than N are
+   * spent, until all of them do); null when unknown.
+   */
   freesUpInMs: Record<string, number | null>;
+  /**
+   * ms until the scheduled tier can spend N units (N = 1, 50, 100): 0 when it can now; else the later
+   * of when enough units age out and when a block lifts; null when N is above its ceiling. The pace
+   * and narrower budgets are not counted (`spendableLimitedBy` names them). What `next 100` shows.
+   */
+  spendableInMs: Record<string, number | null>;
+  /**
+   * Units left per tier under its ceiling and every narrower budget, not the pace, as if no block
+   * held the bucket: the figure the metrics export as `units_remaining`, which a block must not
+   * bend (an alert extrapolating it would see a cliff and a jump).
+   */
+  unitsLeft: Record<Tier, number>;
   byTag: Record<string, number>;
   byRegion: Record<string, number>;
   byMethod: Record<string, number>;
@@ -107,7 +122,7 @@ async function bucketStatus(
   const line = await pacer.line(ledger, credential, bucket, nowMs);
   const snap: Snapshot = await ledger.peek({ key: w.key, windowMs: w.windowMs });
   const now = snap.now;
-  const freesUp = await freesUpIn(ledger, w, bucket, snap);
+  const [freesUp, spendableIn] = await freesUpIn(ledger, w, bucket, snap);
   const { byRegion, byMethod } = spendSplit(snap, credential);
   const remaining = Object.fromEntries(
     (Object.entries(bucket.ceilings) as Array<[Tier, number]>).map(([tier, ceiling]) => [
@@ -118,6 +133,14 @@ async function bucketStatus(
   const pace = await paceStatus(ledger, credential, bucket);
   const budgets = await budgetStatuses(ledger, credential, bucket);
   const { spendable, spendableLimitedBy } = spendableByTier(credential, bucket, remaining, pace, budgets);
+  const unblocked = Object.fromEntries(
+    (Object.entries(bucket.ceilings) as Array<[Tier, number]>).map(([tier, c]) => [
+      tier,
+      Math.max(0, c - snap.used),
+    ]),
+  ) as Record<Tier, number>;
+  const unitsLeft = spendableByTier(credential, bucket, unblocked, null, budgets).spendable;
+  const blockLiftsIn = snap.blockedUntil !== undefined ? Math.max(0, snap.blockedUntil - now) : 0;
 
   return {
     id: bucket.id,
@@ -137,6 +160,13 @@ async function bucketStatus(
     blockedUntil: snap.blockedUntil !== undefined ? new Date(snap.blockedUntil).toISOString() : null,
     blockedReason: snap.blockedReason ?? null,
     freesUpInMs: Object.fromEntries(FREES_UP_AMOUNTS.map((a, i) => [String(a), freesUp[i] ?? null])),
+    spendableInMs: Object.fromEntries(
+      FREES_UP_AMOUNTS.map((a, i) => {
+        const ms = spendableIn[i];
+        return [String(a), ms === null || ms === undefined ? null : Math.max(ms, blockLiftsIn)];
+      }),
+    ),
+    unitsLeft,
     byTag: snap.byTag,
     byRegion,
     byMethod,
@@ -156,24 +186,43 @@ async function bucketStatus(
   };
 }
 
-/** In how many ms each of FREES_UP_AMOUNTS fits the scheduled ceiling again (null: never in the window). */
+/**
+ * For each of FREES_UP_AMOUNTS, in how many ms that many of the spent units free up (all of them
+ * when fewer are spent), and in how many the scheduled tier can spend that many (0: now; null:
+ * more than its ceiling), blocks aside.
+ */
 async function freesUpIn(
   ledger: Ledger,
   w: ReturnType<typeof bucketWindow>,
   bucket: BucketConfig,
   snap: Snapshot,
-): Promise<Array<number | null>> {
+): Promise<[Array<number | null>, Array<number | null>]> {
+  const ceiling = bucket.ceilings.scheduled;
+  // How many of the spent units must age out before `a` more fit under the ceiling (0: they fit now).
+  const short = FREES_UP_AMOUNTS.map((a) => (a > ceiling ? null : Math.max(0, snap.used + a - ceiling)));
   const resetsAt = w.resetsAt;
   if (resetsAt !== undefined) {
     // The day's log frees all at once at the upstream's midnight.
-    return FREES_UP_AMOUNTS.map(() => (snap.used === 0 ? 0 : Math.max(0, resetsAt - snap.now)));
+    const atReset = snap.used === 0 ? 0 : Math.max(0, resetsAt - snap.now);
+    return [
+      FREES_UP_AMOUNTS.map(() => atReset),
+      short.map((n) => (n === null ? null : n === 0 ? 0 : atReset)),
+    ];
   }
-  return ledger.freesUpIn({
+  // The ledger answers "until `amount` more than what is free now under `limit` is (used capped at
+  // the limit)": `a` fit under the ceiling once the used units are down to ceiling − a.
+  const asked = FREES_UP_AMOUNTS.filter((_, i) => (short[i] ?? 0) > 0).map(
+    (a) => Math.min(snap.used, ceiling) + a - ceiling,
+  );
+  const times = await ledger.freesUpIn({
     key: w.key,
     windowMs: w.windowMs,
-    limit: bucket.ceilings.scheduled,
-    amounts: [...FREES_UP_AMOUNTS],
+    limit: ceiling,
+    amounts: [...FREES_UP_AMOUNTS, ...asked],
   });
+  let k = FREES_UP_AMOUNTS.length;
+  const spendable = short.map((n) => (n === null ? null : n === 0 ? 0 : (times[k++] ?? null)));
+  return [times.slice(0, FREES_UP_AMOUNTS.length), spendable];
 }
 
 /** The window's spend by region and by method, read from the entries' tags. */

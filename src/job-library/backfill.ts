@@ -13,6 +13,7 @@
  */
 
 import type { VideoResource } from '../cache/types.js';
+import { formatDuration } from '../config/duration.js';
 import { methodOf } from '../config/lookups.js';
 import type { CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -115,12 +116,15 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
   const tag = spendTag('backfill', method);
   const progress = options.progress;
 
-  try {
-    return await run.guarded(async (): Promise<JobEnd | undefined> => {
+  // The bar or the progress lines end inside the run, before its own last line ("backfill done"):
+  // a progress line after that would read as if the pass went on.
+  return run.guarded(async (): Promise<JobEnd | undefined> => {
+    try {
       const client = ctx.upstream.get(credentialId);
       const cursor = readCursor(ctx.cache.getCursor(cursorName)) ?? { pass: run.startedAt, after: null };
       // Too fresh to refresh: whatever was refreshed within minAge of this run's start.
-      const freshSince = run.startedAt - (options.minAgeMs ?? ctx.config.backfill.minAgeMs);
+      const minAgeMs = options.minAgeMs ?? ctx.config.backfill.minAgeMs;
+      const freshSince = run.startedAt - minAgeMs;
       const refreshedBefore = Math.min(cursor.pass, freshSince);
       run.skipped = ctx.cache.countRefreshedSince(freshSince);
       if (progress) progress.start(countDue(ctx.cache, cursor.after, refreshedBefore));
@@ -129,6 +133,12 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
         const due = ctx.cache.videosDueForRefresh(batchSize, cursor.after, { refreshedBefore });
         if (due.ids.length === 0) {
           ctx.cache.setCursor(cursorName, null);
+          // A run that did nothing says why, rather than `done 0 0 0`.
+          if (batch === 1 && run.skipped)
+            return {
+              outcome: 'done',
+              reason: `nothing due: the ${run.skipped.toLocaleString('en-US')} cached video${run.skipped === 1 ? ' was' : 's were'} refreshed within backfill.minAge (${formatDuration(minAgeMs)}) and ${run.skipped === 1 ? 'is' : 'are'} left alone`,
+            };
           return undefined;
         }
         const left = options.maxUnits === undefined ? Number.POSITIVE_INFINITY : options.maxUnits - run.units;
@@ -178,10 +188,10 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
           return { outcome: 'aborted', reason: 'aborted after a whole batch was written' };
       }
       return undefined;
-    });
-  } finally {
-    progress?.stop();
-  }
+    } finally {
+      progress?.stop();
+    }
+  });
 }
 
 /**

@@ -107,7 +107,7 @@ export function renderDryRun(r: DryRunReport): string {
   const width = Math.max(...r.jobs.map((j) => j.job.length));
   for (const j of r.jobs)
     out.push(
-      `  ${j.job.padEnd(width)}  ${j.what}: ${N.format(j.calls)} ${j.method} call${j.calls === 1 ? '' : 's'} × ${N.format(j.cost)} = ${N.format(j.units)} units of ${j.credential}/${j.bucket} (${j.tier})`,
+      `  ${j.job.padEnd(width)}  ${j.what}: ${N.format(j.calls)} ${j.method} call${j.calls === 1 ? '' : 's'} × ${N.format(j.cost)} = ${N.format(j.units)} unit${j.units === 1 ? '' : 's'} of ${j.credential}/${j.bucket} (${j.tier})`,
     );
   for (const b of r.buckets) {
     const head = `${b.credential}/${b.bucket}, ${b.tier} tier: at most ${N.format(b.units)} units; ${N.format(b.spendable)} may be spent now (${b.limitedBy})`;

@@ -164,7 +164,11 @@ export class JobRun {
       ...(result.resumeAt !== undefined ? { resumeAt: new Date(result.resumeAt).toISOString() } : {}),
       ...(result.errorCode !== undefined ? { code: result.errorCode } : {}),
     };
-    const msg = `${this.job} ${result.outcome}${result.reason ? `: ${result.reason}` : ''}`;
+    // A stop's reason was logged by the guard when it stopped (a line of its own, with its fields):
+    // the run's end says it ended, not the reason again. Other reasons are said here, once, without
+    // repeating the outcome they often start with ("stopped: ...").
+    const why = result.reason?.replace(new RegExp(`^${result.outcome}: `), '');
+    const msg = `${this.job} ${result.outcome}${why && !result.stop ? `: ${why}` : result.stop ? ` (${result.stop.reason}, the stop above)` : ''}`;
     if (result.outcome === 'done') this.logger.info(log, msg);
     else this.logger.warn(log, msg);
     return result;

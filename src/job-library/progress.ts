@@ -40,6 +40,12 @@ export function backfillProgress(options: ProgressOptions): BackfillProgress {
         format:
           'backfill [{bar}] {value}/{total} videos | {units} units | {batches} calls | eta {eta_formatted}',
         hideCursor: true,
+        // The terminal keeps wrapping long lines: with wrapping off (cli-progress's default) a log
+        // line printed above the bar is cut at the terminal's width, and a JSON line stops being
+        // JSON. The bar itself is cut to the width by cli-progress instead.
+        linewrap: true,
+        // The figures after the bar take about 60 columns: the bar gets what is left of the width.
+        barsize: Math.max(10, Math.min(40, (stream.columns || 80) - 62)),
         clearOnComplete: false,
         // Redrawn even when unchanged: a line printed above it has just overwritten it.
         forceRedraw: true,

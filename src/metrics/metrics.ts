@@ -86,7 +86,7 @@ export class Metrics {
     );
     this.unitsRemaining = gauge(
       'units_remaining',
-      'Units left under the tier’s ceiling in the bucket’s current window (0 while blocked)',
+      'Units left for the tier in the bucket’s current window: its ceiling and every narrower budget on all of the bucket’s methods, not the pace; a block leaves it as it is (see bucket_blocked)',
       ['credential', 'bucket', 'tier'],
     );
     this.quota = gauge('units_quota', 'The bucket’s quota per upstream day', ['credential', 'bucket']);
@@ -301,7 +301,9 @@ export class Metrics {
           this.unitsUsed.set(labels, b.used);
           this.quota.set(labels, b.quota);
           this.blocked.set(labels, b.blockedUntil ? 1 : 0);
-          for (const [tier, units] of Object.entries(b.remaining))
+          // Not zeroed by a block: the series stays what the window holds, so an extrapolation of it
+          // sees no cliff when the block comes nor a leap when it goes (bucket_blocked says it).
+          for (const [tier, units] of Object.entries(b.unitsLeft))
             this.unitsRemaining.set({ ...labels, tier }, units);
         }
       this.storeUp.set(report ? 1 : 0);

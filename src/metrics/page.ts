@@ -278,8 +278,61 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.why{white-space:
 .region{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:6px 10px}
 .buckets{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,430px),1fr));gap:0 12px}
 .region b{font-size:15px}.blocked{border-color:var(--bad)}footer{margin:24px 0 8px;font-size:12px;color:var(--muted)}
-@media (max-width:560px){main{padding:10px}th,td{padding:4px 6px}}
+.frees b{font-variant-numeric:tabular-nums}.region .why{font-size:13px;margin-top:2px;overflow-wrap:anywhere}
+td.until{white-space:normal;min-width:9em}table.blocks td.why{overflow-wrap:anywhere}
+.clip{display:block;max-width:26em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}table.runs td.why{min-width:0}.unit{display:none}
+@media (max-width:560px){main{padding:10px}th,td{padding:4px 6px}
+table.stack,table.stack tbody{display:block;width:100%}table.stack thead{display:none}table.stack tr{display:block;padding:6px 0;border-bottom:1px solid var(--line)}
+table.stack td{display:inline;border:0;padding:0 6px 0 0;white-space:normal}
+table.stack td.why{display:block;min-width:0;max-width:none}table.blocks td{display:block}
+table.runs td.why{font-size:13px}.clip{max-width:none}.unit{display:inline}}
 `;
+
+/** The amount the free-up figure is about, as `status`'s `next 100`. */
+const NEXT = '100';
+
+/** When the scheduled tier can spend NEXT units: now, or in how long and at what time (blocks included). */
+function freesUp(b: BucketStatus, zone: string, local: string, nowMs: number): string {
+  const ms = b.spendableInMs[NEXT];
+  if (ms === null || ms === undefined) return `<b>-</b> <span class="muted">(above the ceiling)</span>`;
+  if (ms === 0) return '<b>now</b>';
+  const at = nowMs + ms;
+  return `<b>in ${ago(ms)}</b> <span class="muted">· ${clock(at, zone, true)}${local !== zone ? ` · ${clock(at, local, true)} here` : ''}</span>`;
+}
+
+/**
+ * Why a stale region is stale, in a line: its last run's outcome and reason; a reason that names a
+ * block the Blocks table shows is said as the block, not repeated whole.
+ */
+function staleReason(
+  region: string,
+  runs: readonly RunSummary[],
+  report: StatusReport,
+  nowMs: number,
+): string {
+  const last = runs.find((r) => r.region === region);
+  if (!last) return 'no run recorded in the window';
+  const when = `${ago(nowMs - last.finishedAt)} ago`;
+  if (last.outcome === 'done') return `last run ${when} was done; none since`;
+  // The guard's stop names the block as `<credential>/<bucket> is blocked` or, when the upstream
+  // said quotaExceeded, `for <credential>/<bucket> ... bucket blocked`.
+  for (const c of report.credentials)
+    for (const b of c.buckets)
+      if (
+        c.id === last.credential &&
+        b.blockedUntil &&
+        last.reason?.includes(`${c.id}/${b.id}`) &&
+        last.reason.includes('blocked')
+      )
+        return `${esc(last.outcome)} ${when}: ${esc(b.id)} blocked, lifts in ${ago(Date.parse(b.blockedUntil) - nowMs)} <span class="muted">(Blocks)</span>`;
+  return `${esc(last.outcome)} ${when}: <span title="${esc(last.reason ?? '')}">${esc(firstLine(last.reason ?? 'no reason recorded'))}</span>`;
+}
+
+/** The first sentence or 90 characters of a reason, whichever is shorter. */
+function firstLine(s: string): string {
+  const cut = (s.split(/(?<=[.;])\s/)[0] ?? s).replace(/[.;]$/, '');
+  return [...cut].length <= 90 ? cut : `${[...cut].slice(0, 89).join('')}…`;
+}
 
 function outcomeBadge(outcome: string): string {
   return `<span class="badge ${outcome === 'done' ? 'ok' : 'bad'}">${esc(outcome)}</span>`;
@@ -311,7 +364,7 @@ export function renderStatusPage(d: StatusPageData): string {
         `<b>${num(b.spendable[t])}</b>${b.spendableLimitedBy[t] ? ` <span class="muted">(${esc(b.spendableLimitedBy[t]!)})</span>` : ''}`;
       if (b.blockedUntil)
         blocks.push(
-          `<tr><td>${esc(c.id)} / ${esc(b.id)}</td><td>${clock(Date.parse(b.blockedUntil), c.timeZone, true)}<br><span class="muted">${clock(Date.parse(b.blockedUntil), local, true)} here · in ${ago(Date.parse(b.blockedUntil) - now)}</span></td><td class="why">${esc(b.blockedReason ?? '')}</td></tr>`,
+          `<tr><td>${esc(c.id)} / ${esc(b.id)}</td><td class="until"><b>in ${ago(Date.parse(b.blockedUntil) - now)}</b> · ${clock(Date.parse(b.blockedUntil), c.timeZone, true)}${local !== c.timeZone ? `<br><span class="muted">${clock(Date.parse(b.blockedUntil), local, true)} here</span>` : ''}</td><td class="why">${esc(b.blockedReason ?? '')}</td></tr>`,
         );
       const window =
         b.window === 'upstream-day'
@@ -321,7 +374,8 @@ export function renderStatusPage(d: StatusPageData): string {
         `<section class="card${b.blockedUntil ? ' blocked' : ''}" id="bucket-${esc(c.id)}-${esc(b.id)}">`,
         `<h3>${esc(b.id)} <span class="muted">· ${window}</span>${b.blockedUntil ? ' <span class="badge bad">blocked</span>' : ''}</h3>`,
         `<div class="figs"><span>used <b>${num(b.used)}</b> of ${num(b.quota)}</span><span>reserve <b>${num(b.reserve)}</b></span>`,
-        `<span>left: scheduled ${held('scheduled')}</span><span>backfill ${held('backfill')}</span><span>manual ${held('manual')}</span></div>`,
+        `<span>left: scheduled ${held('scheduled')}</span><span>backfill ${held('backfill')}</span><span>manual ${held('manual')}</span>`,
+        `<span class="frees" data-frees-in="${b.spendableInMs[NEXT] ?? ''}">next ${NEXT}: ${freesUp(b, c.timeZone, local, now)}</span></div>`,
         chart(b, points, c.timeZone, start, end, guardLine),
         '<div class="legend"><span><i style="color:var(--used)"></i>used (a point per run)</span>',
         '<span><i style="color:var(--quota);border-top-style:dashed"></i>quota</span>',
@@ -340,7 +394,7 @@ export function renderStatusPage(d: StatusPageData): string {
       `<h2>Regions <span class="muted">· trending every ${ago(f.periodMs)}, stale after ${ago(f.staleAfterMs)}</span></h2><div class="regions">`,
       ...f.regions.map(
         (r) =>
-          `<div class="region" data-region="${esc(r.region)}" data-stale="${r.stale}"><b>${esc(r.region)}</b> <span class="badge ${r.stale ? 'bad' : 'ok'}">${r.stale ? 'stale' : 'fresh'}</span><br><span class="muted">${r.lastSuccessAt === null ? 'never fetched' : `${ago(r.ageMs ?? 0)} ago · ${clock(r.lastSuccessAt, local)}`}</span></div>`,
+          `<div class="region" data-region="${esc(r.region)}" data-stale="${r.stale}"><b>${esc(r.region)}</b> <span class="badge ${r.stale ? 'bad' : 'ok'}">${r.stale ? 'stale' : 'fresh'}</span><br><span class="muted">${r.lastSuccessAt === null ? 'never fetched' : `${ago(r.ageMs ?? 0)} ago · ${clock(r.lastSuccessAt, local)}`}</span>${r.stale ? `<div class="why">${staleReason(r.region, d.runs, report, now)}</div>` : ''}</div>`,
       ),
       '</div>',
     );
@@ -348,19 +402,22 @@ export function renderStatusPage(d: StatusPageData): string {
   body.push(
     '<h2>Blocks</h2>',
     blocks.length
-      ? `<div class="card scroll"><table><tr><th>bucket</th><th>until</th><th>why</th></tr>${blocks.join('')}</table></div>`
+      ? `<div class="card"><table class="blocks stack"><thead><tr><th>bucket</th><th>until</th><th>why</th></tr></thead><tbody>${blocks.join('')}</tbody></table></div>`
       : '<p class="muted">No bucket is blocked.</p>',
   );
   const last = d.runs.slice(0, LAST_RUNS);
   body.push(
     '<h2>Last runs</h2>',
     last.length
-      ? `<div class="card scroll"><table class="runs"><tr><th>ended</th><th>job</th><th>outcome</th><th class="n">pages</th><th class="n">units</th><th class="n">videos</th><th>why</th></tr>${last
+      ? `<div class="card"><table class="runs stack"><thead><tr><th>ended</th><th>job</th><th>outcome</th><th class="n">pages</th><th class="n">units</th><th class="n">videos</th><th>why</th></tr></thead><tbody>${last
           .map(
-            (r) =>
-              `<tr><td>${clock(r.finishedAt, local)}</td><td>${esc(r.job)}</td><td>${outcomeBadge(r.outcome)}</td><td class="n">${num(r.pages)}</td><td class="n">${num(r.units)}</td><td class="n">${num(r.videos)}</td><td class="why muted">${esc(r.reason ?? '')}</td></tr>`,
+            (r, i) =>
+              `<tr><td>${clock(r.finishedAt, local)}</td><td>${esc(r.job)}</td><td>${outcomeBadge(r.outcome)}</td><td class="n">${num(r.pages)} <span class="unit">pages</span></td><td class="n">${num(r.units)} <span class="unit">units</span></td><td class="n">${num(r.videos)} <span class="unit">videos</span></td><td class="why muted"><span class="clip"${r.reason ? ` title="${esc(r.reason)}"` : ''}>${
+                // A reason the run above gave too (every region stopped by the same block) is said once.
+                r.reason && i > 0 && last[i - 1]!.reason === r.reason ? 'same as above' : esc(r.reason ?? '')
+              }</span></td></tr>`,
           )
-          .join('')}</table></div>`
+          .join('')}</tbody></table></div>`
       : '<p class="muted">No runs recorded yet.</p>',
   );
   body.push(

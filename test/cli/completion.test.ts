@@ -4,13 +4,14 @@
  * commands and options. zsh is checked for syntax when it is installed.
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
 import { cli, dir } from './helpers.js';
 
 /** What the bash completion offers for a command line whose last word is being typed. */
-function complete(script: string, line: string[]): string[] {
+function complete(script: string, line: string[], path = process.env['PATH'] ?? ''): string[] {
   const words = line.map((w) => `'${w}'`).join(' ');
   const r = spawnSync(
     'bash',
@@ -20,7 +21,7 @@ function complete(script: string, line: string[]): string[] {
       'bash',
       script,
     ],
-    { encoding: 'utf8' },
+    { encoding: 'utf8', env: { ...process.env, PATH: path, QUOTA_GUARD_CONFIG: '' } },
   );
   expect(r.stderr).toBe('');
   return r.stdout.split('\n').filter(Boolean);
@@ -39,7 +40,7 @@ describe('completion bash', () => {
 
     const commands = buildProgram()
       .commands.map((c) => c.name())
-      .filter((n) => n !== 'help');
+      .filter((n) => n !== 'help' && !n.startsWith('__'));
     expect(commands).toEqual(expect.arrayContaining(['unblock', 'completion', 'status', 'fetch']));
     expect(complete(script, ['quota-guard', ''])).toEqual(expect.arrayContaining([...commands, '--version']));
     expect(complete(script, ['quota-guard', 'un'])).toEqual(['unblock']);
@@ -58,12 +59,53 @@ describe('completion bash', () => {
   });
 });
 
+describe('completion of the config’s names', () => {
+  it('offers the regions, credentials and buckets of the config the line names', async () => {
+    const script = `${dir}/completion-names.bash`;
+    writeFileSync(script, (await cli('completion', 'bash')).stdout);
+    // `quota-guard` on PATH: this checkout's CLI, as an installed one would be.
+    const bin = `${dir}/bin`;
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(
+      `${bin}/quota-guard`,
+      `#!/bin/sh\nexec '${process.execPath}' --import tsx '${join(import.meta.dirname, '../../src/cli/bin.ts')}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const path = `${bin}:${process.env['PATH'] ?? ''}`;
+    const cfg = `${dir}/completion-names.yaml`;
+    writeFileSync(cfg, 'regions: [US, GB, FR]\ncredentials:\n  - id: main\n  - id: spare\n');
+    const c = ['--config', cfg];
+    expect(complete(script, ['quota-guard', 'fetch', ...c, '--region', ''], path)).toEqual([
+      'US',
+      'GB',
+      'FR',
+    ]);
+    expect(complete(script, ['quota-guard', 'fetch', ...c, '-r', 'G'], path)).toEqual(['GB']);
+    expect(complete(script, ['quota-guard', 'status', ...c, '--credential', ''], path)).toEqual([
+      'main',
+      'spare',
+    ]);
+    expect(complete(script, ['quota-guard', 'spend', ...c, '--bucket', 'v'], path)).toEqual([
+      'videos.insert',
+      'videos.batchGetStats',
+    ]);
+    // Positional: unblock <credential> <bucket>.
+    expect(complete(script, ['quota-guard', 'unblock', 's'], path)).toEqual([]);
+    expect(complete(script, ['quota-guard', 'unblock', 'de'], path)).toEqual(['default']);
+    expect(complete(script, ['quota-guard', 'unblock', 'default', 'sea'], path)).toEqual(['search.list']);
+    // The hidden helper is no command a user is offered.
+    expect(complete(script, ['quota-guard', '__'], path)).toEqual([]);
+  });
+});
+
 describe('completion zsh', () => {
   it('describes every command and gives each its options', async () => {
     const out = await cli('completion', 'zsh');
     expect(out.code).toBe(0);
     expect(out.stdout.startsWith('#compdef quota-guard\n')).toBe(true);
-    for (const c of buildProgram().commands.filter((x) => x.name() !== 'help')) {
+    for (const c of buildProgram().commands.filter(
+      (x) => x.name() !== 'help' && !x.name().startsWith('__'),
+    )) {
       expect(out.stdout).toContain(`    '${c.name()}:`);
       expect(out.stdout).toContain(`    ${c.name()})\n      _arguments`);
     }

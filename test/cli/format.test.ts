@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatNumber } from '../../src/cli/format.js';
+import { count, formatNumber } from '../../src/cli/render/format.js';
 
 describe('formatNumber', () => {
   it('writes every number as Intl.NumberFormat en-US does, whole numbers included', () => {
@@ -21,5 +21,14 @@ describe('formatNumber', () => {
       Number.POSITIVE_INFINITY,
     ];
     for (const n of values) expect(formatNumber(n), String(n)).toBe(en.format(n));
+  });
+});
+
+describe('count', () => {
+  it('says one unit, and groups the thousands of the rest', () => {
+    expect(count(1, 'unit')).toBe('1 unit');
+    expect(count(0, 'unit')).toBe('0 units');
+    expect(count(1_576, 'video')).toBe('1,576 videos');
+    expect(count(1_232, 'scheduled run')).toBe('1,232 scheduled runs');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderStatus, STATUS_WIDTH, type StatusView } from '../../src/cli/status.js';
+import { renderStatus, STATUS_WIDTH, type StatusView } from '../../src/cli/render/status.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
@@ -77,8 +77,8 @@ describe('status at a glance', () => {
     });
 
     const text = (await cli('status', '--config', file)).stdout;
-    expect(text).toMatch(/\n {2}units +1,493 +10,000 +500 +7\* +7\* +7\* +1d\n/);
-    expect(text).toMatch(/\n {2}search\.list +1 +100 +5 +94 +84 +39\* +1d\n/);
+    expect(text).toMatch(/\n {2}units +1,493 +10,000 +500 +7\* +7\* +7\* +now\n/);
+    expect(text).toMatch(/\n {2}search\.list +1 +100 +5 +94 +84 +39\* +-\n/);
     expect(text.replace(/\s+/g, ' ')).toContain(
       'pace: 1,493 of 1,500 per 1h, 7 left (* so every tier can spend 7)',
     );
@@ -89,7 +89,13 @@ describe('status at a glance', () => {
       'budget manual-search (search.list only): 1 of 40 per 1d, 39 left (* so manual can spend 39)',
     );
     expect(text.replace(/\s+/g, ' ')).toContain('* held lower by a narrower budget or the pace');
-    expect(text.replace(/\s+/g, ' ')).toContain('next 100: how long until 100 more units free up');
+    expect(text.replace(/\s+/g, ' ')).toContain(
+      'next 100: how long until the scheduled tier can spend 100 units',
+    );
+    // One unit spent: no promise about the next 50 or 100.
+    expect(text.replace(/\s+/g, ' ')).toMatch(
+      /search\.list: 1d sliding window: the 1 unit spent frees up in (1d|23h 59m)/,
+    );
   });
 
   it('stays within 100 columns, bars and a long block reason included, and gives times in both zones', async () => {
@@ -117,7 +123,9 @@ describe('status at a glance', () => {
     for (const tty of [false, true]) {
       const text = renderStatus(view, { tty, localZone: 'Asia/Tokyo' });
       for (const line of text.split('\n')) expect([...line].length).toBeLessThanOrEqual(STATUS_WIDTH);
-      if (tty) expect(text).toMatch(/\n {2}units +[█░]{10} +300 /);
+      // Blocked: the bar is full and the next 100 come when the block lifts, not when the window frees.
+      if (tty) expect(text).toMatch(/\n {2}units +█{10} +300 /);
+      expect(text).toMatch(/\n {2}units +(\S+ +)?300 +10,000 +500 +0 +0 +0 +(2h 59m|3h)\n/);
       // The credential's zone (Los Angeles) and the operator's (Tokyo), which never share a clock reading.
       expect(text).toMatch(/its day runs in America\/Los_Angeles, now \d\d:\d\d:\d\d P[SD]T/);
       expect(text).toMatch(/BLOCKED until [\d:\- ]+ P[SD]T \([\d:\- ]+ GMT\+9 here\), in (2h 59m|3h):/);

@@ -190,7 +190,9 @@ describe('problems: one line each, with its path, exit 78', () => {
     expect(p.exit).toBe(78);
     expect(p.code).toBe('QG_CONFIG_INVALID');
     expect(p.problems).toContainEqual(
-      expect.stringContaining('credentials[0].reserve: must be less than quota (10000)'),
+      expect.stringContaining(
+        "credentials[0].reserve: 20000 must be less than the quota of bucket 'units' (10000)",
+      ),
     );
     // Every bucket whose quota is below it is reported, each once.
     expect(new Set(p.problems).size).toBe(p.problems.length);

@@ -103,6 +103,9 @@ describe('Grafana dashboard', () => {
     for (const v of dashboard.templating.list)
       for (const name of metricNames(JSON.stringify(v.query)))
         expect(served, `$${v.name}: ${name}`).toContain(name);
+    // The stale-regions panel's query is the one promtool tests (alerts.test.yml): 0, not "No data".
+    const stale = dashboard.panels.find((p) => p.title === 'Stale regions');
+    expect(readFileSync(ALERT_TESTS, 'utf8')).toContain(`expr: '${stale?.targets[0]?.expr}'`);
     // The state a cron-only setup relies on is on the dashboard.
     for (const name of [
       'quota_guard_units_remaining',

@@ -89,7 +89,7 @@ describe('the bundled CLI', () => {
   it('loads Luxon and node-cron only for a command that does calendar arithmetic', () => {
     // NODE_DEBUG=module logs each CommonJS file Node loads (the two libraries are required from
     // node_modules on first use, src/time-libs.ts), NODE_DEBUG=esm each ES module, the bundle's
-    // chunks included: `status` imports both into its own chunk (src/cli/status-view.ts).
+    // chunks included: `status` imports both into its own chunk (src/cli/actions/status.ts).
     const chunks = readdirSync(join(pkg, 'dist/cli-chunks')).filter((f) => f.endsWith('.js'));
     const carrying = (marker: string) =>
       chunks.filter((f) => readFileSync(join(pkg, 'dist/cli-chunks', f), 'utf8').includes(marker));

@@ -59,6 +59,10 @@ describe('demo', () => {
       `the ledger recorded ${units} units and the simulator charged ${units}: they agree.`,
     );
     expect(text).toContain('demo finished: every job done, nothing overspent.');
+    // Where its data went, and why a plain `status` does not show it.
+    expect(text).toMatch(
+      /its data was in a temporary directory, removed now: `quota-guard status` reads your own ledger/,
+    );
   });
 
   it('keeps its ledger and cache with --dir, and takes the quotas of a --config file', {
@@ -72,6 +76,13 @@ describe('demo', () => {
     expect(out.stdout).toContain('credential legacy (youtube-classic');
     expect(existsSync(join(dir, 'quota.db'))).toBe(true);
     expect(existsSync(join(dir, 'cache.db'))).toBe(true);
+    // The way back to it that the demo gives works.
+    expect(out.stdout).toContain(
+      `look at it again with quota-guard status --config ${join(dir, 'demo.yaml')}`,
+    );
+    const status = await cli('status', '--config', join(dir, 'demo.yaml'));
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`ledger ${join(dir, 'quota.db')}`);
   });
 
   it('run twice in one --dir, compares only what each run recorded with what it was charged', {

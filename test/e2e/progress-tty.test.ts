@@ -12,6 +12,8 @@ import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { configFile } from './helpers.js';
 
 const BIN = join(import.meta.dirname, '../../src/cli/bin.ts');
+/** The terminal's width: narrower than the JSON log lines, which must still arrive whole. */
+const COLS = 80;
 const hasScript = spawnSync('script', ['--version']).status === 0;
 if (!hasScript)
   console.warn('progress-tty: skipped, `script` (util-linux) is not on PATH to give the CLI a terminal');
@@ -28,13 +30,17 @@ afterAll(async () => {
 });
 
 /**
- * The lines a terminal shows after receiving `out`: characters overwrite at the cursor, `\r` and
+ * The lines a terminal `width` columns wide shows after receiving `out`, each line as written (a
+ * line the terminal wrapped is joined again): characters overwrite at the cursor, `\r` and
  * `ESC[<n>G` move it within the line, `ESC[K`/`ESC[0K` clear to the right, `ESC[2K` the whole line,
- * `\n` starts the next line. Other sequences (cursor visibility, wrapping) change nothing shown.
+ * `\n` starts the next line. With wrapping off (`ESC[?7l`) a character past the last column
+ * overwrites the last column, as a terminal does: the rest of a long line is lost. Other sequences
+ * (cursor visibility) change nothing shown.
  */
-function screen(out: string): string[] {
+function screen(out: string, width: number): string[] {
   const lines: string[][] = [[]];
   let col = 0;
+  let wrap = true;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences
   const tokens = out.match(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]|[\s\S]/gu) ?? [];
   for (const t of tokens) {
@@ -45,11 +51,14 @@ function screen(out: string): string[] {
       lines.push([]);
       col = 0;
     } else if (t === '\r') col = 0;
+    else if (csi?.[1] === '?7') wrap = csi[2] === 'h';
     else if (csi?.[2] === 'G') col = Math.max(0, Number(csi[1] || '1') - 1);
     else if (csi?.[2] === 'K') {
       if (csi[1] === '2') line.length = 0;
       else if (csi[1] === '' || csi[1] === '0') line.length = Math.min(line.length, col);
     } else if (!t.startsWith('\x1b')) {
+      // One logical line holds every row it wrapped onto: a wrapped column is col % width.
+      if (!wrap && col >= width) col = Math.floor(col / width) * width + width - 1;
       while (line.length < col) line.push(' ');
       line[col++] = t;
     }
@@ -62,10 +71,10 @@ function onTerminal(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; out: string }> {
-  const command = [process.execPath, '--import', 'tsx', BIN, ...args].map((a) => `'${a}'`).join(' ');
+  const command = `stty cols ${COLS} rows 40; ${[process.execPath, '--import', 'tsx', BIN, ...args].map((a) => `'${a}'`).join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qefc', command, '/dev/null'], {
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', COLUMNS: '120', ...env },
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -105,10 +114,12 @@ describe.skipIf(!hasScript)('backfill progress on a terminal', () => {
       LOG_LEVEL: 'info',
     });
     expect(code).toBe(0);
-    const lines = screen(out).filter((l) => l.trim() !== '');
+    const lines = screen(out, COLS).filter((l) => l.trim() !== '');
     const logs = lines.filter((l) => l.includes('"level"'));
     const batches = logs.filter((l) => l.includes('backfill batch written'));
     expect(batches.length).toBeGreaterThan(1);
+    // Longer than the terminal is wide, and whole.
+    expect(Math.max(...logs.map((l) => l.length))).toBeGreaterThan(COLS);
     for (const line of logs) {
       expect(line.startsWith('{'), line).toBe(true);
       expect(() => JSON.parse(line), line).not.toThrow();

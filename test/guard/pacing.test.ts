@@ -3,7 +3,7 @@
  * a SQLite ledger and a guard sharing one fake clock (so nothing depends on when the test runs).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderStatus } from '../../src/cli/status.js';
+import { renderStatus } from '../../src/cli/render/status.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createGuard, type Guard, quotaStatus } from '../../src/guard/index.js';
 import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';

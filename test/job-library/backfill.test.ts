@@ -134,6 +134,11 @@ describe('backfill job', () => {
       const backfill = await runBackfill(r, { batchSize: 10 });
       expect(backfill).toMatchObject({ outcome: 'stopped', exitCode: 75, units: 5, pages: 5 });
       expect(backfill.stop).toMatchObject({ reason: 'budget', tier: 'backfill', remaining: 0 });
+      // The stop is logged once, by the guard; the run's end says it stopped without saying it again.
+      const msgs = r.log.lines.map((l) => l.msg);
+      expect(msgs.filter((m) => m.includes(backfill.stop!.message))).toHaveLength(1);
+      expect(msgs).toContain('backfill stopped (budget, the stop above)');
+      expect(msgs.join('\n')).not.toMatch(/stopped: stopped/);
       expect(await used(r, 'units')).toBe(9);
       // The scheduled tier still has its 10 units: a whole chart (4 pages) fits.
       const trending = await runTrending(r, { region: 'US' });
@@ -208,6 +213,10 @@ describe('backfill order and freshness', () => {
       const again = await runBackfill(r);
       expect(again).toMatchObject({ outcome: 'done', pages: 0, units: 0, skipped: fresh.length + 45 });
       expect(jobLine(again)).toContain(`${fresh.length + 45} videos skipped as refreshed too recently`);
+      // The run that did nothing says why (the history shows its reason, not `done 0 0 0`).
+      expect(again.reason).toBe(
+        `nothing due: the ${fresh.length + 45} cached videos were refreshed within backfill.minAge (1h) and are left alone`,
+      );
     } finally {
       await r.close();
     }
@@ -231,6 +240,22 @@ describe('backfill order and freshness', () => {
 });
 
 describe('backfill progress', () => {
+  it('ends its lines before the run’s own last line', async () => {
+    const r = await rig({ sim, config: { backfill: { minAge: 0 } } });
+    try {
+      await seed(r);
+      await runBackfill(r, {
+        progress: backfillProgress({ tty: false, logger: r.log, intervalMs: 1_000_000 }),
+      });
+      const msgs = r.log.lines.map((l) => l.msg);
+      const done = msgs.findIndex((m) => m.startsWith('backfill done'));
+      expect(done).toBeGreaterThan(-1);
+      expect(msgs.findLastIndex((m) => m.startsWith('backfill progress'))).toBeLessThan(done);
+    } finally {
+      await r.close();
+    }
+  });
+
   it('logs a line per interval and a last one at the end when the output is not a terminal', () => {
     const log = capture();
     let t = 0;

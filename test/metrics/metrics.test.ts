@@ -87,7 +87,9 @@ describe('/metrics', () => {
     ).toBe(1);
     expect(sample(f, 'quota_guard_bucket_blocks_total', units)).toBe(1);
     expect(sample(f, 'quota_guard_bucket_blocked', units)).toBe(1);
-    expect(sample(f, 'quota_guard_units_remaining', { ...units, tier: 'scheduled' })).toBe(0);
+    // A block does not bend the figure (its own gauge says it): what the ledger counts is left.
+    const used = sample(f, 'quota_guard_units_used', units)!;
+    expect(sample(f, 'quota_guard_units_remaining', { ...units, tier: 'scheduled' })).toBe(9_500 - used);
     expect(sample(f, 'quota_guard_guard_stops_total', { reason: 'upstream-quota' })).toBe(1);
     expect(sample(f, 'quota_guard_job_runs_total', { job: 'trending', outcome: 'stopped' })).toBe(1);
     // Other buckets go on and are reported too.
@@ -98,6 +100,25 @@ describe('/metrics', () => {
         tier: 'manual',
       }),
     ).toBe(100);
+  });
+
+  it('reports what a tier has left under a narrower budget, as status and the page do', async () => {
+    const { guard, server } = await metered({
+      budgets: [
+        { id: 'manual-search', methods: ['search.list'], tiers: ['manual'], limit: 40, window: '24h' },
+      ],
+    });
+    await guard.spend({
+      credential: 'default',
+      method: 'search.list',
+      tier: 'manual',
+      tag: 'manual:search.list',
+    });
+    const f = await scrape(server.url);
+    const search = { credential: 'default', bucket: 'search.list' };
+    // The bucket's ceiling would leave 99; the manual-search budget leaves 39.
+    expect(sample(f, 'quota_guard_units_remaining', { ...search, tier: 'manual' })).toBe(39);
+    expect(sample(f, 'quota_guard_units_remaining', { ...search, tier: 'scheduled' })).toBe(95 - 1);
   });
 
   it('counts denials and skipped ticks', async () => {

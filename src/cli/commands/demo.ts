@@ -3,7 +3,7 @@
  * (what it does: src/cli/demo.ts, loaded when the command runs).
  */
 import type { Command } from 'commander';
-import { action } from '../action.js';
+import { lazyAction } from '../action.js';
 import { configOption } from '../options.js';
 
 export function register(program: Command): void {
@@ -17,23 +17,5 @@ export function register(program: Command): void {
         '--dir <dir>',
         'keep the ledger and cache in this directory (default: a temporary one, removed)',
       ),
-  ).action(
-    action(async (opts: { dir?: string; config?: string }) => {
-      const [{ runDemo }, { abortOnSignals }] = await Promise.all([
-        import('../demo.js'),
-        import('../../job-library/job-run.js'),
-      ]);
-      const { signal, dispose } = abortOnSignals();
-      try {
-        const report = await runDemo({
-          ...(opts.dir !== undefined ? { dir: opts.dir } : {}),
-          ...(opts.config !== undefined ? { config: opts.config } : {}),
-          signal,
-        });
-        return report.exitCode;
-      } finally {
-        dispose();
-      }
-    }),
-  );
+  ).action(lazyAction(() => import('../actions/demo.js')));
 }

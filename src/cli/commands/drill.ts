@@ -4,14 +4,11 @@
  * the figures and check them. Exit 0 when every check passes, 70 when one fails.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import type { DrillReport } from '../../drill/drill.js';
-import { ExitCode } from '../../errors.js';
 import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
-import { action } from '../action.js';
-import { formatNumber, table } from '../format.js';
+import { lazyAction } from '../action.js';
 import { integerAtLeast } from '../options.js';
 
-interface DrillCommandOptions {
+export interface DrillCommandOptions {
   json?: boolean;
   daySeconds: number;
   store?: string;
@@ -64,71 +61,5 @@ export function register(program: Command): void {
     )
     .option('--svg <file>', "write the day's spend curve of the backfill's bucket to FILE as an SVG")
     .option('--keep', 'keep the temporary ledger and cache files')
-    .action(
-      action(async (opts: DrillCommandOptions) => {
-        const [{ runDrill }, { profileFor }] = await Promise.all([
-          import('../../drill/drill.js'),
-          import('../profile.js'),
-        ]);
-        const profile = await profileFor(opts.profile, opts.config);
-        const progress = opts.json ? undefined : (line: string) => process.stderr.write(`drill: ${line}\n`);
-        const report = await runDrill({
-          daySeconds: opts.daySeconds,
-          profile,
-          quota: opts.quota,
-          behindAt: opts.behindAt,
-          ...(opts.store !== undefined ? { store: opts.store } : {}),
-          ...(opts.keep ? { keep: true } : {}),
-          ...(progress ? { onProgress: progress } : {}),
-        });
-        if (opts.svg !== undefined) {
-          const [{ writeFileSync }, { drillSvg }] = await Promise.all([
-            import('node:fs'),
-            import('../../drill/svg.js'),
-          ]);
-          writeFileSync(opts.svg, drillSvg(report));
-        }
-        process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderDrill(report));
-        return report.ok ? ExitCode.OK : ExitCode.SOFTWARE;
-      }),
-    );
-}
-
-/** The human form of a drill report. */
-export function renderDrill(r: DrillReport): string {
-  const out = [
-    `quota-guard drill — ${r.store} ledger, ${r.profile}, a ${r.daySeconds}s day (an hour is ${r.hourSeconds}s), ${r.regions} regions, backlog ${formatNumber(r.backlogVideos)} videos`,
-    '',
-  ];
-  const rows = [['  bucket', 'quota', 'behind', 'spendable', 'served', 'charged', 'recorded', 'utilisation']];
-  for (const [id, b] of Object.entries(r.buckets))
-    rows.push([
-      `  ${id}`,
-      formatNumber(b.quota),
-      formatNumber(b.behind),
-      formatNumber(b.spendable),
-      formatNumber(b.served),
-      formatNumber(b.charged),
-      formatNumber(b.recorded),
-      `${(b.utilisation * 100).toFixed(2)}%`,
-    ]);
-  out.push(table(rows), '');
-  out.push(
-    `  units spent: trending ${formatNumber(r.trendingUnits)}, backfill ${formatNumber(r.backfillUnits)}, manual ${formatNumber(r.manualUnits)}`,
-    `  runs: ${Object.entries(r.runs)
-      .map(
-        ([job, o]) =>
-          `${job} ${Object.entries(o)
-            .map(([k, n]) => `${n} ${k}`)
-            .join(', ')}`,
-      )
-      .join('; ')}; ${r.skippedTicks} ticks skipped (job still running)`,
-    `  upstream quotaExceeded: ${r.upstreamQuotaExceeded} before the block (${r.upstreamQuotaExceededTotal} in all)${r.blockedAtDayFraction !== null ? `, bucket blocked at ${(r.blockedAtDayFraction * 100).toFixed(0)}% of the day` : ''}`,
-    `  scheduled spends denied: ${r.scheduledDenied} by the budget, ${r.scheduledBlocked} by the upstream block`,
-    `  trending runs completed: ${r.trendingRunsDone} of ${r.trendingRunsScheduled} (${(r.trendingRunsCompleted * 100).toFixed(1)}%); someone else spent at ${(r.behindAtDayFraction * 100).toFixed(0)}% of the day; the upstream ran dry at ${r.dryAtDayFraction === null ? 'no point' : `${(r.dryAtDayFraction * 100).toFixed(1)}% of the day`}`,
-    '',
-  );
-  for (const c of r.checks) out.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
-  out.push('', r.ok ? 'drill passed' : 'drill FAILED');
-  return `${out.join('\n')}\n`;
+    .action(lazyAction(() => import('../actions/drill.js')));
 }

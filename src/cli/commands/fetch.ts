@@ -39,11 +39,13 @@ export function register(program: Command): void {
         { combinedExitCode, runSideBySide },
         { jobJson, jobLine, totals },
         { runTrending },
+        { count },
       ] = await Promise.all([
         import('../job-commands.js'),
         import('../../job-library/job-run.js'),
         import('../../job-library/summary.js'),
         import('../../job-library/trending.js'),
+        import('../render/format.js'),
       ]);
       const {
         config,
@@ -84,7 +86,7 @@ export function register(program: Command): void {
           const t = totals(results);
           process.stdout.write(
             `${results.map(jobLine).join('\n')}\n` +
-              `total: ${t.pages} pages, ${t.videos} videos, ${t.units} units of ${credential}\n`,
+              `total: ${count(t.pages, 'page')}, ${count(t.videos, 'video')}, ${count(t.units, 'unit')} of ${credential}\n`,
           );
         }
         return combinedExitCode(results);

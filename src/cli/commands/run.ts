@@ -5,23 +5,17 @@
  * closes the ledger and the cache and exits 0; a second signal exits 130 at once.
  */
 import type { Command } from 'commander';
-import {
-  DEFAULT_HTTP_HOST,
-  DEFAULT_HTTP_PORT,
-  isLoopback,
-  parseHttpAddress,
-} from '../../metrics/http-address.js';
-import type { startService } from '../../scheduler/service.js';
-import { action } from '../action.js';
-import { configOption, type JobCommandOptions } from '../options.js';
+import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../../metrics/http-address.js';
+import { lazyAction } from '../action.js';
+import { type JobCommandOptions, jobOptions } from '../options.js';
 
-interface RunOptions extends JobCommandOptions {
+export interface RunOptions extends JobCommandOptions {
   http?: string | boolean;
   backfill: boolean;
 }
 
 export function register(program: Command): void {
-  configOption(
+  jobOptions(
     program
       .command('run')
       .description(
@@ -31,50 +25,6 @@ export function register(program: Command): void {
         '--http [address]',
         `serve the status page (/), /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
       )
-      .option('--credential <id>', 'the credential the jobs spend (default: the first in the config)')
       .option('--no-backfill', 'schedule the trending jobs only'),
-  ).action(
-    action(async (opts: RunOptions) => {
-      const [{ preflight }, { openContext }, { abortOnSignals }, { startService }] = await Promise.all([
-        import('../job-commands.js'),
-        import('../context.js'),
-        import('../../job-library/job-run.js'),
-        import('../../scheduler/service.js'),
-      ]);
-      const { config, credential } = await preflight(opts, () => undefined);
-      const http =
-        opts.http === undefined || opts.http === false
-          ? undefined
-          : parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : opts.http);
-      // A store that is down at start is the store-down policy's business (and /healthz says so).
-      const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
-      if (http && !isLoopback(http.host))
-        logger.warn({ host: http.host }, 'serving /metrics and /healthz beyond loopback');
-      const { signal, dispose } = abortOnSignals();
-      let service: Awaited<ReturnType<typeof startService>>;
-      try {
-        service = await startService({
-          config,
-          ledger,
-          logger,
-          credential,
-          backfill: opts.backfill,
-          ...(http ? { http } : {}),
-        });
-      } catch (e) {
-        dispose();
-        await ledger.close();
-        throw e;
-      }
-      try {
-        const why = await new Promise<string>((resolve) =>
-          signal.addEventListener('abort', () => resolve('signal'), { once: true }),
-        );
-        await service.stop(why);
-      } finally {
-        dispose();
-      }
-      return 0;
-    }),
-  );
+  ).action(lazyAction(() => import('../actions/run.js')));
 }

@@ -3,11 +3,10 @@
  * calls the upstream and never spends quota; the cache is filled by `fetch` and `backfill`.
  */
 import type { Command } from 'commander';
-import { action } from '../action.js';
+import { lazyAction } from '../action.js';
 import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
-import { renderSearch } from '../search.js';
 
-interface SearchCommandOptions extends ConfigOptions {
+export interface SearchCommandOptions extends ConfigOptions {
   region?: string;
   limit?: number;
   json?: boolean;
@@ -46,30 +45,5 @@ export function register(program: Command): void {
       else write(said);
     },
   });
-  configOption(command).action(
-    action(async (words: string[], opts: SearchCommandOptions) => {
-      const [{ loadCliConfig }, { openCache }] = await Promise.all([
-        import('../config.js'),
-        import('../../cache/index.js'),
-      ]);
-      const query = words.join(' ');
-      const config = await loadCliConfig(opts.config);
-      const region = opts.region !== undefined ? config.region(opts.region) : undefined;
-      const cache = openCache(config.cache.path, { create: false });
-      try {
-        const result = cache.search(query, {
-          ...(region !== undefined ? { region } : {}),
-          ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
-        });
-        process.stdout.write(
-          opts.json
-            ? `${JSON.stringify(result, null, 2)}\n`
-            : renderSearch(query, result, cache.stats().videos),
-        );
-      } finally {
-        cache.close();
-      }
-      return 0;
-    }),
-  );
+  configOption(command).action(lazyAction(() => import('../actions/search.js')));
 }

@@ -5,13 +5,11 @@
  * be) and its control URL.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { ExitCode } from '../../errors.js';
 import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
-import type { SimulatorOptions } from '../../simulator/index.js';
-import { action } from '../action.js';
+import { lazyAction } from '../action.js';
 import { integerAtLeast } from '../options.js';
 
-interface SimulateOptions {
+export interface SimulateOptions {
   port: number;
   host: string;
   key: string[];
@@ -56,19 +54,6 @@ function collectBucket(value: string, previous: Array<[string, number]>): Array<
 function collectRegion(value: string, previous: string[]): string[] {
   if (!/^[A-Za-z]{2}$/.test(value)) throw new InvalidArgumentError('must be a two-letter region code');
   return [...previous, value.toUpperCase()];
-}
-
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (sig: NodeJS.Signals) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(sig);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
 }
 
 export function register(program: Command): void {
@@ -116,44 +101,5 @@ export function register(program: Command): void {
     .option('--error-rate <r>', 'share of requests answered 500 backendError (0–1)', rate)
     .option('--reset-rate <r>', 'share of connections reset mid-response (0–1)', rate)
     .option('--log', 'print one JSON line per request served')
-    .action(
-      action(async (opts: SimulateOptions) => {
-        const [{ default: pino }, { startSimulator }, { profileFor }] = await Promise.all([
-          import('pino'),
-          import('../../simulator/index.js'),
-          import('../profile.js'),
-        ]);
-        const profile = await profileFor(opts.profile, opts.config);
-        const logger = opts.log ? pino({ base: null }) : undefined;
-        const options: SimulatorOptions = {
-          port: opts.port,
-          host: opts.host,
-          profile,
-          ...(opts.legacyErrors ? { legacyErrors: true } : {}),
-          ...(opts.key.length ? { keys: opts.key } : {}),
-          ...(opts.quota !== undefined ? { quota: opts.quota } : {}),
-          ...(opts.bucket.length ? { buckets: Object.fromEntries(opts.bucket) } : {}),
-          ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-          ...(opts.dayLength !== undefined ? { dayLengthSec: opts.dayLength } : {}),
-          ...(opts.chartPeriod !== undefined ? { chartPeriodSec: opts.chartPeriod } : {}),
-          ...(opts.region.length ? { regions: opts.region } : {}),
-          // A fault setting left undefined keeps its default (Faults.set skips it).
-          faults: { latencyMs: opts.latency, errorRate: opts.errorRate, resetRate: opts.resetRate },
-          ...(logger ? { onRequest: (e) => logger.info(e, 'request') } : {}),
-        };
-        const signal = untilSignal();
-        const sim = await startSimulator(options);
-        const projects = new Set(sim.stats().projects ? Object.keys(sim.stats().projects) : []);
-        const keys = opts.key.length ? `${opts.key.length} key(s) on ${projects.size} project(s)` : 'any key';
-        process.stdout.write(
-          `quota-guard simulator: ${sim.url}\n` +
-            `  profile ${sim.profile.id}, ${keys}, next reset ${new Date(sim.nextResetAt()).toISOString()}\n` +
-            `  control: ${sim.controlUrl}/stats\n`,
-        );
-        await signal;
-        await sim.close();
-        process.stdout.write('quota-guard simulator: stopped\n');
-        return ExitCode.OK;
-      }),
-    );
+    .action(lazyAction(() => import('../actions/simulate.js')));
 }

@@ -8,8 +8,8 @@ import { TIERS, type Tier } from '../../config/types.js';
 import { ExitCode } from '../../errors.js';
 import type { SpendOutcome } from '../../guard/types.js';
 import { action } from '../action.js';
-import { formatDuration, formatNumber } from '../format.js';
 import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
+import { formatDuration, formatNumber } from '../render/format.js';
 
 interface SpendOptions extends ConfigOptions {
   cost: number;

@@ -1,13 +1,13 @@
 /**
  * `quota-guard status [--json] [--credential ID]`: what the ledger holds per credential and bucket,
  * what each tier can still spend, blocks, and every region's last successful fetch (the text form is
- * src/cli/status.ts; the JSON fields are documented in docs/operations.md).
+ * src/cli/render/status.ts; the JSON fields are documented in docs/operations.md).
  */
 import type { Command } from 'commander';
-import { action } from '../action.js';
+import { lazyAction } from '../action.js';
 import { type ConfigOptions, configOption } from '../options.js';
 
-interface StatusOptions extends ConfigOptions {
+export interface StatusOptions extends ConfigOptions {
   json?: boolean;
   credential?: string;
 }
@@ -21,23 +21,5 @@ export function register(program: Command): void {
       )
       .option('--json', 'print one JSON object (fields: docs/operations.md, "Reading status")')
       .option('--credential <id>', 'only this credential'),
-  ).action(
-    action(async (opts: StatusOptions) => {
-      const [{ withContext }, { statusView, renderStatus }] = await Promise.all([
-        import('../context.js'),
-        import('../status-view.js'),
-      ]);
-      const view = await withContext(
-        opts,
-        ({ config, ledger, logger }) => statusView(config, ledger, logger, opts.credential),
-        { readOnly: true },
-      );
-      process.stdout.write(
-        opts.json
-          ? `${JSON.stringify(view, null, 2)}\n`
-          : renderStatus(view, { tty: process.stdout.isTTY === true }),
-      );
-      return 0;
-    }),
-  );
+  ).action(lazyAction(() => import('../actions/status.js')));
 }

@@ -6,10 +6,10 @@
  * the SQLite ledger does not exist (nothing is created: there is no block in a ledger never used).
  */
 import type { Command } from 'commander';
-import { action } from '../action.js';
+import { lazyAction } from '../action.js';
 import { type ConfigOptions, configOption } from '../options.js';
 
-interface UnblockOptions extends ConfigOptions {
+export interface UnblockOptions extends ConfigOptions {
   json?: boolean;
 }
 
@@ -21,45 +21,5 @@ export function register(program: Command): void {
       .argument('<credential>', 'credential id')
       .argument('<bucket>', 'bucket id, e.g. units or search.list')
       .option('--json', 'print what was lifted as JSON'),
-  ).action(
-    action(async (credential: string, bucket: string, opts: UnblockOptions) => {
-      const [{ withContext }, { formatDuration }, { loadCliConfig }, { bucketOf }] = await Promise.all([
-        import('../context.js'),
-        import('../format.js'),
-        import('../config.js'),
-        import('../../config/lookups.js'),
-      ]);
-      // A mistyped credential or bucket is said first (78), before the ledger is looked for.
-      const config = await loadCliConfig(opts.config);
-      bucketOf(config.credential(credential), bucket);
-      return withContext(
-        opts,
-        async ({ guard }) => {
-          const lifted = await guard.unblock(credential, bucket, 'cli');
-          const at = lifted.blockedUntil;
-          if (opts.json) {
-            process.stdout.write(
-              `${JSON.stringify({
-                credential,
-                bucket,
-                wasBlocked: at !== undefined,
-                blockedUntil: at !== undefined ? new Date(at).toISOString() : null,
-                reason: lifted.reason ?? null,
-              })}\n`,
-            );
-          } else if (at === undefined) {
-            process.stdout.write(`${credential}/${bucket} was not blocked; nothing to lift\n`);
-          } else {
-            const left = at - Date.now();
-            process.stdout.write(
-              `unblocked ${credential}/${bucket}: it was blocked until ${new Date(at).toISOString()}` +
-                `${left > 0 ? ` (${formatDuration(left)} from now)` : ''}${lifted.reason ? `: ${lifted.reason}` : ''}; every tier may spend it again\n`,
-            );
-          }
-          return 0;
-        },
-        { config, existingLedger: true },
-      );
-    }),
-  );
+  ).action(lazyAction(() => import('../actions/unblock.js')));
 }

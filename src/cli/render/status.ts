@@ -5,12 +5,12 @@
  * Within 100 columns, times in the credential's zone and the operator's.
  */
 
-import type { Tier } from '../config/types.js';
-import type { BucketStatus, StatusReport } from '../guard/status.js';
-import type { RegionFreshness } from '../history/freshness.js';
-import { terminalText } from '../terminal-text.js';
-import { luxon } from '../time-libs.js';
-import { bar, breakdown, formatDuration, formatNumber, table, wrap } from './format.js';
+import type { Tier } from '../../config/types.js';
+import type { BucketStatus, StatusReport } from '../../guard/status.js';
+import type { RegionFreshness } from '../../history/freshness.js';
+import { terminalText } from '../../terminal-text.js';
+import { luxon } from '../../time-libs.js';
+import { bar, breakdown, count, formatDuration, formatNumber, table, widest, wrap } from './format.js';
 
 /** What `status` prints: the ledger's report and, when the history was readable, region freshness. */
 export interface StatusView extends StatusReport {
@@ -35,6 +35,8 @@ export interface RenderStatusOptions {
   tty?: boolean;
   /** The operator's zone (default: this host's). */
   localZone?: string;
+  /** Columns to keep within (default 100; the command passes the terminal's, see `outputWidth`). */
+  width?: number;
 }
 
 /** `11:08:12 PST`, and the date too when it is not `ref`'s day in that zone. */
@@ -58,10 +60,11 @@ function leftCell(b: BucketStatus, tier: Tier): string {
   return b.spendableLimitedBy[tier] !== null ? `${n}*` : n;
 }
 
+/** When the scheduled tier can spend NEXT units: now, in a while (blocks included), or `-` (never: above its ceiling). */
 function nextFree(b: BucketStatus): string {
-  if (b.used === 0) return '-';
-  const ms = b.freesUpInMs[NEXT];
-  return ms === null || ms === undefined ? '?' : formatDuration(ms);
+  const ms = b.spendableInMs[NEXT];
+  if (ms === null || ms === undefined) return '-';
+  return ms === 0 ? 'now' : formatDuration(ms);
 }
 
 /** Which window the bucket counts and when its units free up, in words. */
@@ -72,31 +75,85 @@ function windowNote(b: BucketStatus, zone: string, local: string, nowMs: number)
   }
   const window = `${formatDuration(b.windowMs)} sliding window`;
   if (b.used === 0) return `${window}, nothing spent in it`;
+  // Only amounts below what is spent, then all of it: with 4 units used, "the next 100 free up"
+  // would be a promise the window cannot keep.
+  const entries = Object.entries(b.freesUpInMs);
+  const largest = entries.at(-1)?.[1] ?? null;
+  const t = (ms: number | null | undefined) =>
+    ms === null || ms === undefined ? '(unknown)' : `in ${formatDuration(ms)}`;
+  const all = `${b.used === 1 ? 'the 1 unit spent frees' : `all ${formatNumber(b.used)} spent free`} up ${t(largest)}`;
+  const amounts = entries.filter(([n]) => Number(n) < b.used);
+  if (amounts.length === 0) return `${window}: ${all}`;
   // Amounts that free at the same time are said once: "the next 1 and 50 units free in 3h 2m".
   const groups = new Map<string, string[]>();
-  for (const [n, ms] of Object.entries(b.freesUpInMs)) {
-    const t = ms === null ? '(unknown)' : `in ${formatDuration(ms)}`;
-    groups.set(t, [...(groups.get(t) ?? []), n]);
-  }
-  const parts = [...groups].map(([t, ns], i) => {
-    const amounts = ns.length > 1 ? `${ns.slice(0, -1).join(', ')} and ${ns[ns.length - 1]}` : ns[0];
-    return `${amounts}${i === 0 ? ' units free up' : ''} ${t}`;
+  for (const [n, ms] of amounts) groups.set(t(ms), [...(groups.get(t(ms)) ?? []), n]);
+  const parts = [...groups].map(([when, ns], i) => {
+    const list = ns.length > 1 ? `${ns.slice(0, -1).join(', ')} and ${ns[ns.length - 1]}` : ns[0];
+    const noun = ns.length === 1 && ns[0] === '1' ? 'unit frees' : 'units free';
+    return `${list}${i === 0 ? ` ${noun} up` : ''} ${when}`;
   });
-  return `${window}: as the oldest spends age out, the next ${parts.join(', ')}`;
+  const tail = amounts.length < entries.length ? `; ${all}` : '';
+  return `${window}: as the oldest spends age out, the next ${parts.join(', ')}${tail}`;
 }
 
 function bucketName(id: string): string {
   return [...id].length <= 20 ? id : `${[...id].slice(0, 19).join('')}…`;
 }
 
-/** The human form of a status report, at most 100 columns wide. */
+/**
+ * The buckets' table, in the widest layout that fits `width`: with the bars (on a terminal), without
+ * them, or stacked, two lines per bucket, when even that is too wide; a row never wraps.
+ */
+function bucketTable(buckets: BucketStatus[], tty: boolean, width: number): string {
+  const head = ['  bucket', 'used', 'quota', 'reserve', 'scheduled', 'backfill', 'manual', `next ${NEXT}`];
+  const cells = (b: BucketStatus) => [
+    formatNumber(b.used),
+    formatNumber(b.quota),
+    formatNumber(b.reserve),
+    ...TIERS.map((t) => leftCell(b, t)),
+    nextFree(b),
+  ];
+  for (const bars of tty ? [true, false] : [false]) {
+    const rows = [
+      bars ? [head[0]!, '', ...head.slice(1)] : head,
+      ...buckets.map((b) => [
+        `  ${bucketName(b.id)}`,
+        // Blocked: the upstream says the quota is used up, whatever the ledger counted.
+        ...(bars ? [bar(b.blockedUntil ? 1 : b.used / b.quota, 10)] : []),
+        ...cells(b),
+      ]),
+    ];
+    const text = table(rows);
+    if (widest(text) <= width) return text;
+  }
+  // Stacked: what is used on the bucket's line, what each tier can spend on the next.
+  return buckets
+    .map((b) => {
+      const [used, quota, reserve, s, bf, m, next] = cells(b);
+      return [
+        wrap(
+          `${b.id}: used ${used} of ${quota} · reserve ${reserve} · next ${NEXT} ${next}`,
+          width,
+          '  ',
+          '    ',
+        ),
+        wrap(`left: scheduled ${s} · backfill ${bf} · manual ${m}`, width, '    ', '  '),
+      ].join('\n');
+    })
+    .join('\n');
+}
+
+/** The human form of a status report, within `options.width` columns (100 by default). */
 export function renderStatus(view: StatusView, options: RenderStatusOptions = {}): string {
   const tty = options.tty ?? false;
   const local = options.localZone ?? luxon().DateTime.local().zoneName ?? 'UTC';
   const nowMs = Date.parse(view.at);
-  const W = STATUS_WIDTH;
+  const W = options.width ?? STATUS_WIDTH;
   const out: string[] = [
-    `quota-guard status · ${view.store} ledger · ${clock(nowMs, local, nowMs)}${local !== 'UTC' ? ` (${clock(nowMs, 'UTC', nowMs)})` : ''}`,
+    wrap(
+      `quota-guard status · ${view.store} ledger · ${clock(nowMs, local, nowMs)}${local !== 'UTC' ? ` (${clock(nowMs, 'UTC', nowMs)})` : ''}`,
+      W,
+    ),
   ];
   if (view.ledger !== undefined) out.push(wrap(`ledger ${view.ledger} · cache ${view.cache ?? '-'}`, W));
   let marked = false;
@@ -108,32 +165,8 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
         W,
       ),
     );
-    const rows = [
-      [
-        '  bucket',
-        ...(tty ? [''] : []),
-        'used',
-        'quota',
-        'reserve',
-        'scheduled',
-        'backfill',
-        'manual',
-        `next ${NEXT}`,
-      ],
-    ];
-    for (const b of c.buckets) {
-      rows.push([
-        `  ${bucketName(b.id)}`,
-        ...(tty ? [bar(b.used / b.quota, 10)] : []),
-        formatNumber(b.used),
-        formatNumber(b.quota),
-        formatNumber(b.reserve),
-        ...TIERS.map((t) => leftCell(b, t)),
-        nextFree(b),
-      ]);
-      if (TIERS.some((t) => b.spendableLimitedBy[t] !== null)) marked = true;
-    }
-    out.push(table(rows));
+    out.push(bucketTable(c.buckets, tty, W));
+    for (const b of c.buckets) if (TIERS.some((t) => b.spendableLimitedBy[t] !== null)) marked = true;
     for (const b of c.buckets) {
       const notes: string[] = [];
       if (b.blockedUntil) {
@@ -152,7 +185,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
       if (bf.scheduledNeed > 0 || bf.spentToday > 0) {
         const held =
           bf.scheduledNeed > 0
-            ? ` (${formatNumber(bf.scheduledNeed)} held back for ${bf.scheduledRunsLeft} scheduled runs left today)`
+            ? ` (${formatNumber(bf.scheduledNeed)} held back for ${count(bf.scheduledRunsLeft, 'scheduled run')} left today)`
             : '';
         const paced =
           bf.allowedByNow !== null ? `, ${formatNumber(bf.allowedByNow)} allowed by now on its line` : '';
@@ -172,7 +205,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
   out.push('');
   out.push(
     wrap(
-      `scheduled / backfill / manual: units each tier can still spend in the window (its ceiling: quota − reserve; that less the backfill headroom; the whole quota)${marked ? ', * held lower by a narrower budget or the pace' : ''}. next ${NEXT}: how long until ${NEXT} more units free up (- nothing is spent).`,
+      `scheduled / backfill / manual: units each tier can still spend in the window (its ceiling: quota − reserve; that less the backfill headroom; the whole quota)${marked ? ', * held lower by a narrower budget or the pace' : ''}. next ${NEXT}: how long until the scheduled tier can spend ${NEXT} units, blocks included (- more than its ceiling).`,
       W,
     ),
   );
@@ -181,9 +214,10 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
 }
 
 function renderFreshness(f: NonNullable<StatusView['freshness']>, width: number): string[] {
-  const lines = [
+  const lines = wrap(
     `regions: last successful fetch (trending every ${formatDuration(f.periodMs)}; stale after ${formatDuration(f.staleAfterMs)})`,
-  ];
+    width,
+  ).split('\n');
   let line = ' ';
   for (const r of f.regions) {
     const cell = `${r.region} ${r.ageMs === null ? 'never' : `${formatDuration(r.ageMs)} ago`}${r.stale ? ' STALE' : ''}`;

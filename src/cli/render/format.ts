@@ -1,6 +1,6 @@
 /** Plain-text output helpers for the CLI: numbers, bars and aligned tables. */
 
-export { formatDuration } from '../config/duration.js';
+export { formatDuration } from '../../config/duration.js';
 
 // Made on first use: building the first NumberFormat of a process loads ICU's locale data (about
 // 12 ms), which a command that prints no number (`--help`, a `spend --json`) should not pay for.
@@ -17,6 +17,38 @@ export function formatNumber(n: number): string {
   }
   number ??= new Intl.NumberFormat('en-US');
   return number.format(n);
+}
+
+/** The width a table written to `stream` has by default: no terminal and no `COLUMNS`. */
+export const DEFAULT_WIDTH = 100;
+
+/**
+ * The columns output to `stream` should keep within: the terminal's when it is one, else `COLUMNS`
+ * when set (a script that pipes the output can still ask for a width), else 100. Never below 40:
+ * narrower than that nothing is laid out usefully, and a line wraps rather than a table.
+ */
+export function outputWidth(
+  stream: { isTTY?: boolean; columns?: number } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  const fromEnv = Number(env['COLUMNS']);
+  const w =
+    stream.isTTY === true && typeof stream.columns === 'number' && stream.columns > 0
+      ? stream.columns
+      : Number.isInteger(fromEnv) && fromEnv > 0
+        ? fromEnv
+        : DEFAULT_WIDTH;
+  return Math.max(40, w);
+}
+
+/** The widest line of `text`, in characters. */
+export function widest(text: string): number {
+  return Math.max(0, ...text.split('\n').map((l) => [...l].length));
+}
+
+/** `1 unit`, `1,232 units`: a count and its noun, singular for one. */
+export function count(n: number, noun: string): string {
+  return `${formatNumber(n)} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** `██████░░░░` for `fraction` of `width` cells (clamped to 0..1). */
@@ -65,7 +97,19 @@ export function wrap(text: string, width: number, indent = '', hang = '  '): str
   const lines: string[] = [];
   let line = indent;
   let fresh = true;
-  for (const word of text.split(/\s+/).filter(Boolean)) {
+  // A word longer than a line (a path, a URL) is cut into pieces that fit: no line is wider than `width`.
+  const room = Math.max(1, width - [...indent].length - [...hang].length);
+  const words = text
+    .split(/\s+/)
+    .filter(Boolean)
+    .flatMap((w) => {
+      const chars = [...w];
+      if (chars.length <= room) return [w];
+      const pieces: string[] = [];
+      for (let i = 0; i < chars.length; i += room) pieces.push(chars.slice(i, i + room).join(''));
+      return pieces;
+    });
+  for (const word of words) {
     const len = [...line].length + (fresh ? 0 : 1) + [...word].length;
     if (!fresh && len > width) {
       lines.push(line);

@@ -1,0 +1,15 @@
+/** `quota-guard plan`: read the config, plan every schedule against every limit, print it. */
+import { ExitCode } from '../../errors.js';
+import { planBudget } from '../../plan/plan.js';
+import type { PlanOptions } from '../commands/plan.js';
+import { loadCliConfig } from '../config.js';
+import { renderPlan } from '../render/plan.js';
+
+export async function run(opts: PlanOptions): Promise<number> {
+  const config = await loadCliConfig(opts.config);
+  const report = planBudget(config);
+  process.stdout.write(
+    opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderPlan(report, config.source),
+  );
+  return report.fits ? ExitCode.OK : ExitCode.DATAERR;
+}

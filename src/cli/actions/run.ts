@@ -1,0 +1,45 @@
+/** `quota-guard run`: the action (its options are declared in src/cli/commands/run.ts). */
+
+import { abortOnSignals } from '../../job-library/job-run.js';
+import { DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/http-address.js';
+import { startService } from '../../scheduler/service.js';
+import type { RunOptions } from '../commands/run.js';
+import { openContext } from '../context.js';
+import { preflight } from '../job-commands.js';
+
+export async function run(opts: RunOptions): Promise<number | undefined> {
+  const { config, credential } = await preflight(opts, () => undefined);
+  const http =
+    opts.http === undefined || opts.http === false
+      ? undefined
+      : parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : opts.http);
+  // A store that is down at start is the store-down policy's business (and /healthz says so).
+  const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
+  if (http && !isLoopback(http.host))
+    logger.warn({ host: http.host }, 'serving /metrics and /healthz beyond loopback');
+  const { signal, dispose } = abortOnSignals();
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService({
+      config,
+      ledger,
+      logger,
+      credential,
+      backfill: opts.backfill,
+      ...(http ? { http } : {}),
+    });
+  } catch (e) {
+    dispose();
+    await ledger.close();
+    throw e;
+  }
+  try {
+    const why = await new Promise<string>((resolve) =>
+      signal.addEventListener('abort', () => resolve('signal'), { once: true }),
+    );
+    await service.stop(why);
+  } finally {
+    dispose();
+  }
+  return 0;
+}

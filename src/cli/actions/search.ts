@@ -1,0 +1,25 @@
+/** `quota-guard search`: the action (its options are declared in src/cli/commands/search.ts). */
+
+import { openCache } from '../../cache/index.js';
+import type { SearchCommandOptions } from '../commands/search.js';
+import { loadCliConfig } from '../config.js';
+import { renderSearch } from '../render/search.js';
+
+export async function run(words: string[], opts: SearchCommandOptions): Promise<number | undefined> {
+  const query = words.join(' ');
+  const config = await loadCliConfig(opts.config);
+  const region = opts.region !== undefined ? config.region(opts.region) : undefined;
+  const cache = openCache(config.cache.path, { create: false });
+  try {
+    const result = cache.search(query, {
+      ...(region !== undefined ? { region } : {}),
+      ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    });
+    process.stdout.write(
+      opts.json ? `${JSON.stringify(result, null, 2)}\n` : renderSearch(query, result, cache.stats().videos),
+    );
+  } finally {
+    cache.close();
+  }
+  return 0;
+}

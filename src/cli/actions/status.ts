@@ -1,0 +1,69 @@
+/**
+ * `quota-guard status`: what it shows, gathered (the ledger's report, where the stores are, every
+ * region's last successful fetch from the run history) and printed. The command's action module,
+ * imported when status runs, so the bundle reads the pieces status alone uses as one chunk, Luxon
+ * and node-cron included.
+ */
+import * as luxon from 'luxon';
+import * as nodeCron from 'node-cron';
+import { redactStoreUrl } from '../../config/store-url.js';
+import type { Config } from '../../config/types.js';
+import { quotaStatus } from '../../guard/status.js';
+import type { GuardLogger } from '../../guard/types.js';
+import { regionFreshness } from '../../history/freshness.js';
+import { openRunHistory } from '../../history/index.js';
+import type { Ledger } from '../../ledger/types.js';
+import { provideTimeLibs } from '../../time-libs.js';
+import type { StatusOptions } from '../commands/status.js';
+import { withContext } from '../context.js';
+import { outputWidth } from '../render/format.js';
+import { renderStatus, type StatusView } from '../render/status.js';
+
+// Status always does calendar and cron arithmetic (the upstream day, the scheduled runs left in
+// it): imported with this module, which the bundle then carries, rather than required on first use.
+provideTimeLibs({ luxon, nodeCron });
+
+/** The report `status` prints or writes as JSON (`credential`: only that one). */
+export async function statusView(
+  config: Config,
+  ledger: Ledger,
+  logger: GuardLogger,
+  credential: string | undefined,
+): Promise<StatusView> {
+  const report: StatusView = {
+    ...(await quotaStatus(config, ledger, credential !== undefined ? { credential } : {})),
+    ...storeLocations(config),
+  };
+  const history = await openRunHistory(config.store);
+  try {
+    report.freshness = await regionFreshness(config, history, Date.parse(report.at));
+  } catch (e) {
+    logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
+  } finally {
+    await history.close();
+  }
+  return report;
+}
+
+/** Where the ledger and the cache are, as an operator should see them: absolute, no password. */
+function storeLocations(config: Config): { ledger: string; cache: string } {
+  const url = config.store.url;
+  return {
+    ledger: url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : redactStoreUrl(url),
+    cache: config.cache.path,
+  };
+}
+
+export async function run(opts: StatusOptions): Promise<number> {
+  const view = await withContext(
+    opts,
+    ({ config, ledger, logger }) => statusView(config, ledger, logger, opts.credential),
+    { readOnly: true },
+  );
+  process.stdout.write(
+    opts.json
+      ? `${JSON.stringify(view, null, 2)}\n`
+      : renderStatus(view, { tty: process.stdout.isTTY === true, width: outputWidth() }),
+  );
+  return 0;
+}

@@ -1,0 +1,42 @@
+/** What `quota-guard drill` prints for people: per bucket what was spendable, served and charged, and the checks. */
+import type { DrillReport } from '../../drill/drill.js';
+import { formatNumber, table } from './format.js';
+
+/** The human form of a drill report. */
+export function renderDrill(r: DrillReport): string {
+  const out = [
+    `quota-guard drill — ${r.store} ledger, ${r.profile}, a ${r.daySeconds}s day (an hour is ${r.hourSeconds}s), ${r.regions} regions, backlog ${formatNumber(r.backlogVideos)} videos`,
+    '',
+  ];
+  const rows = [['  bucket', 'quota', 'behind', 'spendable', 'served', 'charged', 'recorded', 'utilisation']];
+  for (const [id, b] of Object.entries(r.buckets))
+    rows.push([
+      `  ${id}`,
+      formatNumber(b.quota),
+      formatNumber(b.behind),
+      formatNumber(b.spendable),
+      formatNumber(b.served),
+      formatNumber(b.charged),
+      formatNumber(b.recorded),
+      `${(b.utilisation * 100).toFixed(2)}%`,
+    ]);
+  out.push(table(rows), '');
+  out.push(
+    `  units spent: trending ${formatNumber(r.trendingUnits)}, backfill ${formatNumber(r.backfillUnits)}, manual ${formatNumber(r.manualUnits)}`,
+    `  runs: ${Object.entries(r.runs)
+      .map(
+        ([job, o]) =>
+          `${job} ${Object.entries(o)
+            .map(([k, n]) => `${n} ${k}`)
+            .join(', ')}`,
+      )
+      .join('; ')}; ${r.skippedTicks} ticks skipped (job still running)`,
+    `  upstream quotaExceeded: ${r.upstreamQuotaExceeded} before the block (${r.upstreamQuotaExceededTotal} in all)${r.blockedAtDayFraction !== null ? `, bucket blocked at ${(r.blockedAtDayFraction * 100).toFixed(0)}% of the day` : ''}`,
+    `  scheduled spends denied: ${r.scheduledDenied} by the budget, ${r.scheduledBlocked} by the upstream block`,
+    `  trending runs completed: ${r.trendingRunsDone} of ${r.trendingRunsScheduled} (${(r.trendingRunsCompleted * 100).toFixed(1)}%); someone else spent at ${(r.behindAtDayFraction * 100).toFixed(0)}% of the day; the upstream ran dry at ${r.dryAtDayFraction === null ? 'no point' : `${(r.dryAtDayFraction * 100).toFixed(1)}% of the day`}`,
+    '',
+  );
+  for (const c of r.checks) out.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
+  out.push('', r.ok ? 'drill passed' : 'drill FAILED');
+  return `${out.join('\n')}\n`;
+}

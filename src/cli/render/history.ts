@@ -1,0 +1,87 @@
+/** What `quota-guard history` prints: the runs as a table or as JSON. */
+import type { RunSummary } from '../../history/index.js';
+import { luxon } from '../../time-libs.js';
+
+export { outputWidth } from './format.js';
+
+import { count, DEFAULT_WIDTH, formatDuration, formatNumber, table, widest, wrap } from './format.js';
+
+/** A run for scripts: times as ISO strings besides the epoch ms. */
+export function runJson(r: RunSummary): Record<string, unknown> {
+  return {
+    ...r,
+    started: new Date(r.startedAt).toISOString(),
+    finished: new Date(r.finishedAt).toISOString(),
+    durationMs: r.finishedAt - r.startedAt,
+  };
+}
+
+/** `11-23 14:05:09` in the operator's zone. */
+export function localTime(ms: number): string {
+  return luxon().DateTime.fromMillis(ms).toFormat('MM-dd HH:mm:ss');
+}
+
+/**
+ * The human form, within `width` columns: one row per run, its reason beside it when the reason fits
+ * there, else on the lines under it, whole. A narrow terminal loses the pages and the duration
+ * columns first; where even that is too wide, each run is stacked over two lines.
+ */
+export function renderHistory(runs: RunSummary[], showCredential: boolean, width = DEFAULT_WIDTH): string {
+  if (runs.length === 0) return 'no runs recorded yet (jobs record each run when they finish)\n';
+  const columns: [string, (r: RunSummary) => string][] = [
+    ['started', (r) => localTime(r.startedAt)],
+    ...(showCredential
+      ? [['credential', (r: RunSummary) => r.credential] as [string, (r: RunSummary) => string]]
+      : []),
+    ['job', (r) => r.job],
+    ['outcome', (r) => r.outcome],
+    ['took', (r) => formatDuration(r.finishedAt - r.startedAt)],
+    ['pages', (r) => formatNumber(r.pages)],
+    ['units', (r) => formatNumber(r.units)],
+    ['videos', (r) => formatNumber(r.videos)],
+  ];
+  const footer = `(${runs.length} run${runs.length === 1 ? '' : 's'}, newest first; times in ${localZone()})`;
+  const reasons = runs.some((r) => r.reason);
+  for (const drop of [[], ['pages'], ['pages', 'took']]) {
+    const shown = columns.filter(([name]) => !drop.includes(name));
+    const lines = table([
+      shown.map(([name]) => name),
+      ...runs.map((r) => shown.map(([, cell]) => cell(r))),
+    ]).split('\n');
+    if (widest(lines.join('\n')) > width) continue;
+    // Lines are padded with spaces, so chars = columns (no wide characters in these cells).
+    const tableWidth = widest(lines.join('\n'));
+    const room = width - tableWidth - 2;
+    const out = [reasons && room >= 'reason'.length ? `${lines[0]!.padEnd(tableWidth)}  reason` : lines[0]!];
+    runs.forEach((r, i) => {
+      const line = lines[i + 1]!;
+      if (!r.reason) out.push(line);
+      else if ([...r.reason].length <= room) out.push(`${line.padEnd(tableWidth)}  ${r.reason}`);
+      else out.push(line, wrap(r.reason, width, '    ', '  '));
+    });
+    out.push(wrap(footer, width));
+    return `${out.join('\n')}\n`;
+  }
+  // Stacked: when and what on one line, what it did on the next, the reason under them.
+  const out: string[] = [];
+  for (const r of runs) {
+    out.push(
+      wrap(
+        `${localTime(r.startedAt)}${showCredential ? ` ${r.credential}` : ''} ${r.job} ${r.outcome}`,
+        width,
+      ),
+      wrap(
+        `took ${formatDuration(r.finishedAt - r.startedAt)} · ${count(r.pages, 'page')} · ${count(r.units, 'unit')} · ${count(r.videos, 'video')}`,
+        width,
+        '  ',
+      ),
+    );
+    if (r.reason) out.push(wrap(r.reason, width, '  ', '  '));
+  }
+  out.push(wrap(footer, width));
+  return `${out.join('\n')}\n`;
+}
+
+export function localZone(): string {
+  return luxon().DateTime.local().zoneName ?? 'local time';
+}

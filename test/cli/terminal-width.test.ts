@@ -1,0 +1,175 @@
+/**
+ * `status` and `history` in a real terminal 60, 80 and 100 columns wide (a pseudo-terminal from
+ * util-linux `script`, sized with `stty`): no line is wider than the terminal and the columns of
+ * each table stay aligned; a narrow terminal gets a narrower layout, never a wrapped row. Without a
+ * terminal, `COLUMNS` sets the width.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { createGuard } from '../../src/guard/index.js';
+import { openRunHistory } from '../../src/history/index.js';
+import { openLedger } from '../../src/ledger/index.js';
+import { configFile, sqliteStore } from './helpers.js';
+
+const BIN = join(import.meta.dirname, '../../src/cli/bin.ts');
+const hasScript = spawnSync('script', ['--version']).status === 0;
+if (!hasScript)
+  console.warn('terminal-width: skipped, `script` (util-linux) is not on PATH to give the CLI a terminal');
+
+const quiet = { info() {}, warn() {} };
+let file: string;
+
+beforeAll(async () => {
+  file = configFile(
+    [
+      `store: "${sqliteStore()}"`,
+      'regions: [US, GB, DE, FR, IN, BR, AU, CA, JP, KR, MX, ES]',
+      'credentials:',
+      '  - id: main',
+      '    buckets:',
+      '      units: { quota: 10000, pace: { limit: 1500, window: 1h } }',
+      'budgets:',
+      '  - { id: manual-search, methods: [search.list], tiers: [manual], limit: 40, window: 24h }',
+      '',
+    ].join('\n'),
+  );
+  const config = loadConfig({ file, env: {} });
+  const ledger = await openLedger(config.store.url);
+  const history = await openRunHistory(config.store);
+  try {
+    const guard = createGuard({ config, ledger, logger: quiet });
+    await guard.spend({ credential: 'main', method: 'videos.list', tier: 'scheduled', cost: 300, tag: 't' });
+    await guard.spend({
+      credential: 'main',
+      method: 'search.list',
+      tier: 'manual',
+      tag: 'manual:search.list',
+    });
+    await guard.block(
+      'main',
+      'units',
+      'upstream answered quotaExceeded to videos.list at 2026-11-23T18:00:00.000Z although the ledger allowed it',
+      Date.now() + 3 * 3_600_000,
+    );
+    const now = Date.now();
+    const run = (job: string, minutesAgo: number, reason: string | null) => ({
+      credential: 'main',
+      job,
+      region: job.startsWith('trending:') ? job.slice('trending:'.length) : null,
+      startedAt: now - minutesAgo * 60_000,
+      finishedAt: now - minutesAgo * 60_000 + 4_000,
+      outcome: reason ? ('stopped' as const) : ('done' as const),
+      pages: 4,
+      units: 1_204,
+      videos: 12_345,
+      reason,
+      used: { units: 300 },
+    });
+    await history.record(run('trending:US', 30, null));
+    await history.record(
+      run(
+        'trending:GB',
+        20,
+        'units blocked until 2026-11-24T08:00:00.000Z: upstream answered quotaExceeded to videos.list although the ledger allowed it',
+      ),
+    );
+    await history.record(run('backfill', 10, 'the --max-units limit (2) is reached'));
+  } finally {
+    await history.close();
+    await ledger.close();
+  }
+});
+
+/** Run the CLI under a pseudo-terminal `cols` wide; its output's lines, control sequences removed. */
+function onTerminal(cols: number, args: string[]): Promise<{ code: number | null; lines: string[] }> {
+  const cmd = [process.execPath, '--import', 'tsx', BIN, ...args].map((a) => `'${a}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qefc', `stty cols ${cols} rows 50; ${cmd}`, '/dev/null'], {
+      // No COLUMNS: the terminal's own width is the one to follow.
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '',
+        LOG_LEVEL: 'silent',
+        TZ: 'UTC',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += String(d);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences
+      const text = out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+      resolve({ code, lines: text.replace(/\n$/, '').split('\n') });
+    });
+  });
+}
+
+/**
+ * Each table's rows line up under its header: every cell starts where its column's heading starts
+ * (text) or ends where it ends (numbers). `header` picks the header lines; rows follow up to a line
+ * that has no two-space gap.
+ */
+function expectAligned(lines: string[], header: (l: string) => boolean): number {
+  let tables = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (!header(lines[i]!)) continue;
+    tables++;
+    const spans = [...lines[i]!.matchAll(/\S+(?: \S+)*/g)].map((m) => [m.index, m.index + m[0].length]);
+    for (let j = i + 1; j < lines.length && /\S {2,}\S/.test(lines[j]!); j++) {
+      // The bars have no heading: the cells after them are what line up.
+      const cells = [...lines[j]!.matchAll(/\S+(?: \S+)*/g)]
+        .filter((m) => !/^[█░]+$/.test(m[0]))
+        .map((m) => [m.index, m.index + m[0].length]);
+      for (const [k, [start, end]] of cells.entries()) {
+        const col = spans[k];
+        if (col === undefined) continue; // the history's reason: beyond the last heading
+        expect(start === col[0] || end === col[1], `${lines[j]} | ${lines[i]}`).toBe(true);
+      }
+    }
+  }
+  return tables;
+}
+
+describe.skipIf(!hasScript)('status and history fit the terminal', () => {
+  for (const cols of [60, 80, 100]) {
+    it(`at ${cols} columns`, { timeout: 60_000 }, async () => {
+      const status = await onTerminal(cols, ['status', '--config', file]);
+      if (process.env['SHOW']) console.log(status.lines.join('\n'));
+      expect(status.code).toBe(0);
+      for (const l of status.lines) expect([...l].length, l).toBeLessThanOrEqual(cols);
+      expect(status.lines.join('\n')).toMatch(/BLOCKED until/);
+      const tables = expectAligned(status.lines, (l) => /^ {2}bucket /.test(l));
+      // A table where it fits, else each bucket stacked on two lines; either way every figure is shown.
+      if (tables === 0) expect(status.lines.join('\n')).toMatch(/\n {4}left: scheduled \S+ · backfill/);
+      if (cols === 100) expect(tables).toBe(1);
+
+      const history = await onTerminal(cols, ['history', '--config', file]);
+      if (process.env['SHOW']) console.log(history.lines.join('\n'));
+      expect(history.code).toBe(0);
+      for (const l of history.lines) expect([...l].length, l).toBeLessThanOrEqual(cols);
+      const text = history.lines.join('\n').replace(/\n +/g, ' ');
+      // Each reason is there whole, not cut to a prefix every row shares.
+      expect(text).toContain('although the ledger allowed it');
+      expect(text).toContain('the --max-units limit (2) is reached');
+      expect(expectAligned(history.lines, (l) => l.startsWith('started '))).toBe(1);
+    });
+  }
+
+  it('follows COLUMNS when the output is not a terminal', { timeout: 60_000 }, async () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', BIN, 'history', '--config', file], {
+      env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'silent', COLUMNS: '70' },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(Math.max(...lines.map((l) => [...l].length))).toBeLessThanOrEqual(70);
+    expect(Math.max(...lines.map((l) => [...l].length))).toBeGreaterThan(60);
+  });
+});
