@@ -52,6 +52,7 @@ export {
 } from './errors.js';
 // The guard
 export { createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+export type { CallOutcome, ReportResult } from './guard/report.js';
 export {
   type BucketStatus,
   type BudgetStatus,
