@@ -100,5 +100,14 @@ export { UpstreamError } from './outcome/errors.js';
 export { type RetryOptions, type RetryPolicy, withRetries } from './outcome/retry.js';
 // The budget plan
 export { type PlanOptions, type PlanReport, planBudget } from './plan/plan.js';
+// One handle on everything a config names
+export {
+  type OpenQuotaGuardOptions,
+  openQuotaGuard,
+  type QuotaGuard,
+  type RunHandle,
+  type RunOptions,
+  type RunOutcome,
+} from './quota-guard.js';
 // The upstream client
 export { createYouTubeClient, type YouTubeClient, type YouTubeClientOptions } from './upstream/client.js';

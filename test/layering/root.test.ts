@@ -27,6 +27,7 @@ const ROOT_EXPORTS = [
   'openCache',
   'openJobContext',
   'openLedger',
+  'openQuotaGuard',
   'parseConfig',
   'planBudget',
   'quotaStatus',
