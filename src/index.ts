@@ -76,6 +76,19 @@ export type {
   StopReason,
 } from './guard/types.js';
 
+// Any HTTP call through the guard
+export {
+  type Answer,
+  type Classifier,
+  type FetchInput,
+  type GuardedFetchOptions,
+  type GuardInterceptorOptions,
+  GuardStoppedError,
+  googleClassifier,
+  guardedFetch,
+  guardInterceptor,
+  type Verdict,
+} from './http/index.js';
 // The jobs
 export { type BackfillOptions, runBackfill } from './job-library/backfill.js';
 export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './job-library/context.js';

@@ -22,6 +22,7 @@ import type {
 } from './guard/types.js';
 import { lazyRunHistory } from './history/lazy.js';
 import type { RunHistory } from './history/types.js';
+import { type FetchInput, type GuardedFetchOptions, guardedFetch } from './http/fetch.js';
 import type { OpenedJobContext, OpenJobContextOptions } from './job-library/context.js';
 import { endFromStop, type JobEnd, JobRun } from './job-library/job-run.js';
 import type { JobResult } from './job-library/types.js';
@@ -73,6 +74,13 @@ export interface RunHandle {
     request: (attempt: Attempt) => Promise<T>,
     options?: CallOptions,
   ): Promise<CallResult<T>>;
+  /** `guardedFetch` on the run's credential, counted in the run like `call`. */
+  fetch(
+    args: Omit<SpendArgs, 'credential'> & { credential?: string },
+    input: FetchInput,
+    init?: RequestInit,
+    options?: GuardedFetchOptions,
+  ): Promise<CallResult<Response>>;
 }
 
 /** A finished run of your own: its history record, and what `fn` returned when it returned. */
@@ -87,6 +95,16 @@ export interface QuotaGuard extends AsyncDisposable {
   readonly history?: RunHistory;
   /** With `{ cache: true }`: the jobs' context (cache, upstream clients), for `runTrending` and `runBackfill`. */
   readonly jobs?: OpenedJobContext;
+  /**
+   * `fetch(input, init)` spent from `args`' budget (`guardedFetch`): a `Stop` when the budget, a
+   * block or the upstream says stop; a refund when the connection never opened.
+   */
+  fetch(
+    args: SpendArgs,
+    input: FetchInput,
+    init?: RequestInit,
+    options?: GuardedFetchOptions,
+  ): Promise<CallResult<Response>>;
   /** What `quota-guard status --json` prints, read from this ledger. */
   status(options?: StatusOptions): Promise<StatusReport>;
   /**
@@ -165,6 +183,7 @@ export async function openQuotaGuard(
     logger,
     ...(history ? { history } : {}),
     ...(jobs ? { jobs } : {}),
+    fetch: (args, input, init, o) => guardedFetch(guard, args, input, init, o),
     status: (o) => quotaStatus(config, ledger, o),
     run: (name, fn, o = {}) => runOwnJob(runCtx, name, fn, o),
     close,
@@ -217,6 +236,15 @@ async function runOwnJob<T>(
       );
       if (!r.ok) stop ??= r;
       return r;
+    },
+    fetch(args, input, init, fetchOptions) {
+      return guardedFetch(
+        { call: (a, request, o) => handle.call(a, request, o), report: (s, o) => ctx.guard.report(s, o) },
+        { ...args, credential: args.credential ?? credential },
+        input,
+        init,
+        fetchOptions,
+      );
     },
   };
   const result = await run.guarded(async (): Promise<JobEnd | undefined> => {
