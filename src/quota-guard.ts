@@ -237,14 +237,16 @@ async function runOwnJob<T>(
       if (!r.ok) stop ??= r;
       return r;
     },
-    fetch(args, input, init, fetchOptions) {
-      return guardedFetch(
+    async fetch(args, input, init, fetchOptions) {
+      const r = await guardedFetch(
         { call: (a, request, o) => handle.call(a, request, o), report: (s, o) => ctx.guard.report(s, o) },
         { ...args, credential: args.credential ?? credential },
         input,
         init,
         fetchOptions,
       );
+      if (!r.ok) stop ??= r;
+      return r;
     },
   };
   const result = await run.guarded(async (): Promise<JobEnd | undefined> => {
