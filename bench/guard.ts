@@ -109,6 +109,14 @@ async function scenarios(store: string, ledger: Ledger, url: string): Promise<vo
       return r.value.arrayBuffer();
     },
   );
+  // The floor of any spend-before-send: one ledger spend, then the same fetch, no outcome handling.
+  const viaSpend = await pairs(
+    async () => (await fetch(target)).arrayBuffer(),
+    async () => {
+      await guard.spend(args);
+      return (await fetch(target)).arrayBuffer();
+    },
+  );
   // The guard's own decision alone (the ledger's round trip included), for the breakdown.
   const spendOnly: number[] = [];
   for (let i = 0; i < WARM + N; i++) {
@@ -125,6 +133,7 @@ async function scenarios(store: string, ledger: Ledger, url: string): Promise<vo
   await agent.close();
   await composed.close();
   for (const [name, r] of [
+    ['fetch vs guard.spend, then fetch', viaSpend],
     ['fetch vs guardedFetch', viaFetch],
     ['undici request vs guardInterceptor', viaUndici],
   ] as const) {

@@ -22,7 +22,7 @@ import type {
 } from './guard/types.js';
 import { lazyRunHistory } from './history/lazy.js';
 import type { RunHistory } from './history/types.js';
-import { type FetchInput, type GuardedFetchOptions, guardedFetch } from './http/fetch.js';
+import type { FetchInput, GuardedFetchOptions } from './http/fetch.js';
 import type { OpenedJobContext, OpenJobContextOptions } from './job-library/context.js';
 import { endFromStop, type JobEnd, JobRun } from './job-library/job-run.js';
 import type { JobResult } from './job-library/types.js';
@@ -183,12 +183,17 @@ export async function openQuotaGuard(
     logger,
     ...(history ? { history } : {}),
     ...(jobs ? { jobs } : {}),
-    fetch: (args, input, init, o) => guardedFetch(guard, args, input, init, o),
+    fetch: async (args, input, init, o) => (await loadFetch())(guard, args, input, init, o),
     status: (o) => quotaStatus(config, ledger, o),
     run: (name, fn, o = {}) => runOwnJob(runCtx, name, fn, o),
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The fetch wrapper (and Google's error model under it) is loaded by the first guarded fetch. */
+async function loadFetch() {
+  return (await import('./http/fetch.js')).guardedFetch;
 }
 
 async function runOwnJob<T>(
@@ -238,7 +243,7 @@ async function runOwnJob<T>(
       return r;
     },
     async fetch(args, input, init, fetchOptions) {
-      const r = await guardedFetch(
+      const r = await (await loadFetch())(
         { call: (a, request, o) => handle.call(a, request, o), report: (s, o) => ctx.guard.report(s, o) },
         { ...args, credential: args.credential ?? credential },
         input,
