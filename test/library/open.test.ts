@@ -2,6 +2,9 @@
  * `openQuotaGuard(config)`: the library spends from the same budget the CLI reads (the config's key
  * prefix kept), and runs made in-process show in the run history.
  */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -10,6 +13,11 @@ import { openQuotaGuard } from '../../src/quota-guard.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli, configFile, dir } from '../cli/helpers.js';
 import { capture } from '../guard/helpers.js';
+
+const PER_DAY = readFileSync(
+  new URL('../fixtures/youtube/429-search-list-per-day.json', import.meta.url),
+  'utf8',
+);
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -91,5 +99,38 @@ describe.each(stores())('openQuotaGuard ($name)', ({ yaml }) => {
     });
     expect(runs.find((r) => r['job'] === 'ingest:broken')).toMatchObject({ outcome: 'failed' });
     expect(runs.find((r) => r['job'] === 'trending:US')).toMatchObject({ outcome: 'done', pages: 1 });
+  });
+
+  it('ends a run of your own as stopped when its fetch meets a per-day 429, and records it', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json' }).end(PER_DAY);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/search`;
+    const file = configFile(yamlFor(yaml()));
+    try {
+      const qg = await openQuotaGuard(loadConfig({ file, env: {} }), { logger: capture() });
+      try {
+        const run = await qg.run('ingest:search', async (run) => {
+          for (let i = 0; i < 3; i++) {
+            const r = await run.fetch({ method: 'search.list' }, url);
+            if (!r.ok) return r.reason;
+          }
+          return 'went on';
+        });
+        expect(run).toMatchObject({ outcome: 'stopped', exitCode: 75, units: 1, value: 'upstream-quota' });
+        expect(run.resumeAt).toBeGreaterThan(Date.now());
+      } finally {
+        await qg.close();
+      }
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+    const runs = (
+      JSON.parse((await cli('history', '--json', '--config', file)).stdout) as {
+        runs: Array<Record<string, unknown>>;
+      }
+    ).runs;
+    expect(runs).toEqual([expect.objectContaining({ job: 'ingest:search', outcome: 'stopped', units: 1 })]);
   });
 });
