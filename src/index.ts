@@ -118,6 +118,7 @@ export {
   type OpenQuotaGuardOptions,
   openQuotaGuard,
   type QuotaGuard,
+  type QuotaGuardWithJobs,
   type RunHandle,
   type RunOptions,
   type RunOutcome,

@@ -133,6 +133,14 @@ export function ledgerOptionsOf(s: StoreConfig): LedgerStoreOptions {
   };
 }
 
+/** What `openQuotaGuard(config, { cache: true })` opens: `qg.jobs` is there for `runTrending(qg.jobs, …)`. */
+export type QuotaGuardWithJobs = Omit<QuotaGuard, 'jobs'> & { readonly jobs: OpenedJobContext };
+
+export function openQuotaGuard(
+  config: Config,
+  options: OpenQuotaGuardOptions & { cache: true },
+): Promise<QuotaGuardWithJobs>;
+export function openQuotaGuard(config: Config, options?: OpenQuotaGuardOptions): Promise<QuotaGuard>;
 export async function openQuotaGuard(
   config: Config,
   options: OpenQuotaGuardOptions = {},

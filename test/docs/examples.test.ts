@@ -5,7 +5,7 @@
  * ($QUOTA_GUARD_CONFIG). An example must exit 0 by itself: the time limit is generous and only
  * catches one that leaves something open.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -54,12 +54,12 @@ const ENTRIES: Record<string, string> = {
 };
 
 /** The package's own names point at its sources; other packages at the project's installed copies. */
-function resolveImports(code: string): string {
+function resolveImports(code: string, as: 'url' | 'path' = 'url'): string {
   return code.replace(/(from\s+|import\s*\(\s*)'([^'.][^']*)'/g, (all, head: string, spec: string) => {
     if (spec.startsWith('node:')) return all;
     const entry = ENTRIES[spec];
     const target = entry ? join(ROOT, entry) : requireFromRoot.resolve(spec);
-    return `${head}'${pathToFileURL(target).href}'`;
+    return `${head}'${as === 'url' ? pathToFileURL(target).href : target}'`;
   });
 }
 
@@ -105,6 +105,29 @@ describe('the docs’ library examples', () => {
     expect(EXAMPLES.filter((e) => e.file === 'docs/guard.md').length).toBeGreaterThanOrEqual(5);
     for (const e of EXAMPLES) expect(e.code, `${e.file}:${e.line}`).toMatch(/from 'quota-guard/);
   });
+
+  it('type-check against the package as it is (strict, as the project compiles)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qg-docs-tsc-'));
+    const files = EXAMPLES.filter((e) => e.lang === 'ts').map((e, i) => {
+      const f = join(dir, `example${i}.mts`);
+      writeFileSync(f, `// ${e.file}:${e.line}\n${resolveImports(e.code, 'path')}`);
+      return f;
+    });
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        extends: join(ROOT, 'tsconfig.json'),
+        compilerOptions: { allowImportingTsExtensions: true, typeRoots: [join(ROOT, 'node_modules/@types')] },
+        files,
+        include: [],
+      }),
+    );
+    const r = spawnSync(process.execPath, [requireFromRoot.resolve('typescript/bin/tsc'), '-p', dir], {
+      encoding: 'utf8',
+    });
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  }, 120_000);
 
   const stores = [
     {

@@ -67,7 +67,7 @@ describe.each(stores())('openQuotaGuard ($name)', ({ yaml }) => {
     const config = loadConfig({ file, env: { QG_LIB_KEY: 'lib-test-key' } });
     {
       await using qg = await openQuotaGuard(config, { cache: true, logger: capture() });
-      const r = await runTrending(qg.jobs!, { region: 'US', maxPages: 1 });
+      const r = await runTrending(qg.jobs, { region: 'US', maxPages: 1 });
       expect(r.outcome).toBe('done');
       const own = await qg.run('ingest:comments', async (run) => {
         const got = await run.call({ method: 'videos.list' }, async () => 'page');
