@@ -234,7 +234,12 @@ export function guardInterceptor(
           ({ spend }) =>
             new Promise<void>((resolve, reject) => {
               current = new GuardHandler(handler, guard, spend, opts, options, { resolve, reject });
-              dispatch(opts, current);
+              try {
+                dispatch(opts, current);
+              } catch (e) {
+                // Refused before dispatching (bad options, a closed agent): never sent, refunded.
+                reject(withOriginal(transportError(e, { sent: false, deadline: false }), e as Error));
+              }
             }),
           { attempts: 1, ...(options.maxSleepMs !== undefined ? { maxSleepMs: options.maxSleepMs } : {}) },
         )

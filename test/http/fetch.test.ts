@@ -162,6 +162,15 @@ describe.each(BACKENDS.slice(0, 2))('guarded HTTP ($name)', ({ open }) => {
       expect((again as GuardStoppedError).stop).toMatchObject({ reason: 'blocked' });
       expect(hits).toHaveLength(n);
 
+      // A per-minute answer: stopped, resuming at the next minute boundary (plus jitter), not now.
+      answers['/videos'] = { status: 429, body: PER_MINUTE };
+      const before429 = Date.now();
+      const limited = await request(`${base}/videos`, { dispatcher: d }).catch((e: unknown) => e);
+      expect((limited as GuardStoppedError).stop).toMatchObject({ reason: 'rate-limited' });
+      expect((limited as GuardStoppedError).stop.resumeAt).toBeGreaterThanOrEqual(
+        Math.ceil((before429 + 1) / 60_000) * 60_000,
+      );
+
       // An error answer the guard does not act on reaches the caller whole.
       answers['/videos'] = { status: 404, body: '{"error":{"code":404,"message":"nope"}}' };
       const nf = await request(`${base}/videos`, { dispatcher: d });
