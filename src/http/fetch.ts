@@ -130,7 +130,7 @@ async function attempt(
       : (deadline ?? init?.signal ?? undefined);
   let res: Response;
   try {
-    res = await fetchImpl(input, { ...init, ...(signal ? { signal } : {}) });
+    res = await (signal ? fetchImpl(input, { ...init, signal }) : fetchImpl(input, init));
   } catch (e) {
     if (init?.signal?.aborted) throw e; // the caller's own abort: theirs to handle
     throw transportError(e, { sent: !neverOpened(e), deadline: deadline?.aborted === true });
