@@ -52,6 +52,7 @@ export {
 } from './errors.js';
 // The guard
 export { createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+export type { CallOutcome, ReportResult } from './guard/report.js';
 export {
   type BucketStatus,
   type BudgetStatus,
@@ -75,6 +76,19 @@ export type {
   StopReason,
 } from './guard/types.js';
 
+// Any HTTP call through the guard
+export {
+  type Answer,
+  type Classifier,
+  type FetchInput,
+  type GuardedFetchOptions,
+  type GuardInterceptorOptions,
+  GuardStoppedError,
+  googleClassifier,
+  guardedFetch,
+  guardInterceptor,
+  type Verdict,
+} from './http/index.js';
 // The jobs
 export { type BackfillOptions, runBackfill } from './job-library/backfill.js';
 export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './job-library/context.js';
@@ -99,5 +113,15 @@ export { UpstreamError } from './outcome/errors.js';
 export { type RetryOptions, type RetryPolicy, withRetries } from './outcome/retry.js';
 // The budget plan
 export { type PlanOptions, type PlanReport, planBudget } from './plan/plan.js';
+// One handle on everything a config names
+export {
+  type OpenQuotaGuardOptions,
+  openQuotaGuard,
+  type QuotaGuard,
+  type QuotaGuardWithJobs,
+  type RunHandle,
+  type RunOptions,
+  type RunOutcome,
+} from './quota-guard.js';
 // The upstream client
 export { createYouTubeClient, type YouTubeClient, type YouTubeClientOptions } from './upstream/client.js';

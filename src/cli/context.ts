@@ -1,18 +1,18 @@
 /**
  * What the commands that spend or read the ledger need: the loaded config, the ledger it names, and
- * a guard on top. `withContext` closes the ledger however the command ends. Commands import this
+ * a guard on top, opened by `openQuotaGuard` as a library user opens them. `withContext` closes the ledger however the command ends. Commands import this
  * module inside their actions (`await import`), so a command that does not open a ledger never
  * loads it.
  */
 import { existsSync } from 'node:fs';
 import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, Env } from '../config/types.js';
-import { createGuard, type Guard } from '../guard/guard.js';
+import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../job-library/progress.js';
-import { openLedger } from '../ledger/open.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';
+import { openQuotaGuard } from '../quota-guard.js';
 import { terminalJsonLine } from '../terminal-text.js';
 import { loadCliConfig } from './config.js';
 import { logLevel } from './log-level.js';
@@ -23,6 +23,8 @@ export interface Context {
   ledger: Ledger;
   guard: Guard;
   logger: GuardLogger;
+  /** Settles what is pending and closes the ledger. */
+  close(): Promise<void>;
 }
 
 export interface OpenContextOptions {
@@ -103,30 +105,24 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     s.kind === 'sqlite' && !options.readOnly && !options.existingLedger
       ? sqliteFileMissing(s.url)
       : undefined;
-  const ledger = await openLedger(s.url, {
-    ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
-    ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),
-    ...(s.connectTimeoutMs !== undefined ? { connectTimeoutMs: s.connectTimeoutMs } : {}),
-    ...(s.waitReplicas !== undefined ? { waitReplicas: s.waitReplicas } : {}),
-    ...(s.waitTimeoutMs !== undefined ? { waitTimeoutMs: s.waitTimeoutMs } : {}),
+  const qg = await openQuotaGuard(config, {
+    logger,
+    history: false,
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
-    ...(options.readOnly ? { create: false } : {}),
-    ...(options.existingLedger ? { create: false, writes: true } : {}),
-    onClockStep: (step) =>
-      logger.warn(
-        { stepMs: step.stepMs, how: step.how },
-        'the host clock stepped: the SQLite ledger moved its stored times with it, so windows stay in real time',
-      ),
+    ledger: {
+      ...(options.readOnly ? { create: false } : {}),
+      ...(options.existingLedger ? { create: false, writes: true } : {}),
+      onClockStep: (step) =>
+        logger.warn(
+          { stepMs: step.stepMs, how: step.how },
+          'the host clock stepped: the SQLite ledger moved its stored times with it, so windows stay in real time',
+        ),
+    },
   });
   if (newFile !== undefined) {
     logger.warn({ path: newFile }, 'created a new SQLite ledger: nothing was spent through this file before');
   }
-  try {
-    return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };
-  } catch (e) {
-    await ledger.close();
-    throw e;
-  }
+  return { config, ledger: qg.ledger, guard: qg.guard, logger, close: qg.close };
 }
 
 /** Run `fn` with a context and close the ledger afterwards, whatever happens. */
@@ -140,9 +136,7 @@ export async function withContext<T>(
     return await fn(ctx);
   } finally {
     // Spends whose answer never came (a store that stalled mid-command) get one command timeout to
-    // be settled; none otherwise, so a dead store adds nothing here.
-    if (ctx.guard.stats().unsettled > 0)
-      await ctx.guard.settlePending(ctx.config.store.commandTimeoutMs ?? 1000);
-    await ctx.ledger.close();
+    // be settled; none otherwise, so a dead store adds nothing here. Then the ledger is closed.
+    await ctx.close();
   }
 }

@@ -19,10 +19,16 @@ import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
-import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
 import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
+import {
+  blockExhausted,
+  type CallOutcome,
+  type ReportDeps,
+  type ReportResult,
+  reportOutcome,
+} from './report.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import { siteOf } from './tags.js';
 import type {
@@ -123,6 +129,7 @@ export class Guard {
     unsettled: 0,
   };
   readonly #settler: Settler<SpendOutcome>;
+  readonly #reporting: ReportDeps;
 
   constructor(opts: GuardOptions) {
     this.config = opts.config;
@@ -133,6 +140,16 @@ export class Guard {
     this.#nextReset = opts.nextReset ?? nextMidnight;
     this.#settler = new Settler(this.ledger, this.#now, this.#settled);
     this.pacer = new BackfillPacer(opts.config, opts.upstreamDay);
+    this.#reporting = {
+      config: this.config,
+      logger: this.#logger,
+      now: () => this.#now(),
+      nextReset: (timeZone, nowMs) => this.#nextReset(timeZone, nowMs),
+      block: (credential, bucket, reason, until) => this.block(credential, bucket, reason, until),
+      refund: (spent) => this.refund(spent),
+      stopOf: (reason, o, error, retryAfterMs) => this.#stopOf(reason, o, error, retryAfterMs),
+      stop: (stop) => this.#stop(stop),
+    };
   }
 
   /**
@@ -462,7 +479,7 @@ export class Guard {
         this.#emit({ type: 'upstream-error', error: e, outcome: got.spend });
         if (notCharged(e)) await this.refund(got.spend);
         if (e.code === 'QG_UPSTREAM_QUOTA_EXCEEDED')
-          throw new Stopped(await this.#blockOnQuotaExceeded(got.spend, e));
+          throw new Stopped(await blockExhausted(this.#reporting, got.spend, { error: e }));
         throw e;
       }
     };
@@ -576,33 +593,12 @@ export class Guard {
   }
 
   /**
-   * The upstream says a bucket is used up for the day although the ledger allowed the call: block
-   * the bucket the answer names (the profile's table of upstream quota names), or, when it names
-   * none the profile knows, the bucket the call spent, until the upstream's next reset.
+   * What became of a call spent through `spend` or `acquire`: `sent` keeps the charge, `never-sent`
+   * refunds it, `exhausted` blocks the bucket the answer names (or the one spent) until `until`,
+   * never past the upstream's next reset, and carries the `Stop` to honour (src/guard/report.ts).
    */
-  async #blockOnQuotaExceeded(spent: SpendOutcome, error: UpstreamError): Promise<Stop> {
-    const credential = this.config.credential(spent.credential);
-    const now = this.#now();
-    const until = this.#nextReset(credential.timeZone, now);
-    const profile = getProfile(credential.profile, this.config.profiles);
-    const named = error.quota && profile ? bucketOfUpstreamQuota(profile, error.quota) : undefined;
-    const bucket = named !== undefined && credential.buckets[named] !== undefined ? named : spent.bucket;
-    const what = error.reason ?? 'quotaExceeded';
-    const limit = error.quota?.limit ?? error.quota?.metric;
-    const reason = `upstream answered ${what}${limit ? ` (${limit})` : ''} to ${spent.method ?? spent.bucket} at ${iso(now)} although the ledger allowed it`;
-    try {
-      await this.block(credential.id, bucket, reason, until);
-    } catch (e) {
-      if (!isStoreDown(e)) throw e;
-      this.#logger.warn(
-        { credential: credential.id, bucket },
-        'ledger store unavailable: could not record the upstream quota block',
-      );
-    }
-    const stop = this.#stopOf('upstream-quota', { ...spent, bucket, at: now }, error, until - now);
-    stop.blockedUntil = until;
-    stop.blockedReason = reason;
-    return stop;
+  report(spent: SpendOutcome, outcome: CallOutcome): Promise<ReportResult> {
+    return reportOutcome(this.#reporting, spent, outcome);
   }
 
   async #stopFrom(outcome: SpendOutcome): Promise<Stop> {

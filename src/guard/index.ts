@@ -20,6 +20,7 @@ export {
   pacingLineAt,
   type UpstreamDay,
 } from './pacing.js';
+export type { CallOutcome, ReportResult } from './report.js';
 export {
   type BackfillStatus,
   type BucketStatus,

@@ -6,6 +6,7 @@ import { openCache } from '../cache/index.js';
 import type { Config } from '../config/types.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
+import { lazyRunHistory } from '../history/lazy.js';
 import type { RunHistory } from '../history/types.js';
 import type { JobContext } from './types.js';
 import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
@@ -13,8 +14,12 @@ import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
 export interface OpenJobContextOptions extends UpstreamClientsOptions {
   /** The cache file (default: the config's `cache.path`). */
   cachePath?: string;
-  /** Where finished runs are summarised; closed with the context. */
-  history?: RunHistory;
+  /**
+   * Where finished runs are summarised (closed with the context). Default: the run history in the
+   * config's store, opened at the first run that ends, so in-process runs show in `history`,
+   * region freshness and the status page like the CLI's; `false` records nothing.
+   */
+  history?: RunHistory | false;
   now?: () => number;
 }
 
@@ -31,7 +36,9 @@ export function openJobContext(
     options.now ? { now: options.now } : {},
   );
   // The jobs' logger serves the upstream client too (redacted request lines at debug, failures at warn).
-  const upstream = upstreamClients(base.config, { logger: base.logger, ...options });
+  const { history: given, ...clientOptions } = options;
+  const upstream = upstreamClients(base.config, { logger: base.logger, ...clientOptions });
+  const history = given === false ? undefined : (given ?? lazyRunHistory(base.config.store));
   return {
     config: base.config,
     guard: base.guard,
@@ -39,13 +46,13 @@ export function openJobContext(
     cache,
     upstream,
     ...(options.now ? { now: options.now } : {}),
-    ...(options.history ? { history: options.history } : {}),
+    ...(history ? { history } : {}),
     async close() {
       try {
         await upstream.close();
       } finally {
         cache.close();
-        await options.history?.close();
+        await history?.close();
       }
     },
   };

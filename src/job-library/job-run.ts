@@ -8,7 +8,7 @@ import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
 import { summarise } from '../history/index.js';
 import { childLogger, type Logger } from '../logger.js';
-import type { JobContext, JobOutcome, JobResult } from './types.js';
+import type { JobContext, JobOutcome, JobResult, RunContext } from './types.js';
 
 const OUTCOME_EXIT: Record<Exclude<JobOutcome, 'failed'>, ExitCode> = {
   done: ExitCode.OK,
@@ -65,7 +65,7 @@ export class JobRun {
   readonly logger: Logger;
 
   constructor(
-    readonly ctx: JobContext,
+    readonly ctx: RunContext,
     readonly job: string,
     readonly credential: string,
     readonly signal?: AbortSignal,
@@ -138,7 +138,7 @@ export class JobRun {
       ...(end.error !== undefined ? { errorCode: end.error.code } : {}),
     };
     try {
-      this.ctx.cache.recordRun({
+      this.ctx.cache?.recordRun({
         job: this.job,
         startedAt: this.startedAt,
         finishedAt,

@@ -62,6 +62,19 @@ export interface JobContext {
   history?: RunHistory;
 }
 
+/**
+ * What one run needs: the guard it spends through, where it is summarised, and (for the jobs that
+ * fill it) the cache its runs are noted in. A `JobContext` is one; so is a `QuotaGuard`'s.
+ */
+export interface RunContext {
+  config: Config;
+  guard: Guard;
+  logger: GuardLogger;
+  now?: () => number;
+  history?: RunHistory;
+  cache?: Pick<Cache, 'recordRun'>;
+}
+
 export interface JobRunOptions {
   /** The credential to spend (default: the first one in the config). */
   credential?: string;

@@ -111,7 +111,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     ...(opts.nextReset ? { nextReset: opts.nextReset } : {}),
     ...(opts.upstreamDay ? { upstreamDay: opts.upstreamDay } : {}),
   });
-  const history = opts.jobContext?.history ?? (await openRunHistory(config.store));
+  const history = opts.jobContext?.history || (await openRunHistory(config.store));
   const jobs = openJobContext({ config, guard, logger }, { ...opts.jobContext, history });
   metrics.setSources({ config, ledger, cache: jobs.cache, history });
   let server: MetricsServer | undefined;

@@ -1,0 +1,175 @@
+/**
+ * Guard section of `npm run bench`: what the guard adds to one HTTP call. The same request to the
+ * simulator on loopback (in its own process, as the drill runs it), made in turns unguarded and
+ * guarded in the same run, one at a time, on an SQLite ledger and on a private redis-server:
+ * `fetch` vs `guardedFetch`, and undici's `request` through a plain Agent vs one composed with
+ * `guardInterceptor`. The added cost is the difference of the medians (and the median of the
+ * per-pair differences, which cancels drift between turns).
+ *
+ * Environment (defaults in brackets):
+ *   QG_BENCH_GUARD_N [2000]   measured pairs per scenario (after 200 warm-up pairs)
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { parseConfig } from '../src/config/load.js';
+import { createGuard, type Guard } from '../src/guard/guard.js';
+import { guardedFetch, guardInterceptor } from '../src/http/index.js';
+import { openLedger } from '../src/ledger/open.js';
+import type { Ledger } from '../src/ledger/types.js';
+import { startRedisServer } from '../test/harness/redis.js';
+
+const N = Number(process.env.QG_BENCH_GUARD_N || 2_000);
+const WARM = 200;
+const KEY = 'bench-key';
+const BIN = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url));
+const silent = { info() {}, warn() {} };
+
+async function startSimulatorProcess(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', BIN, 'simulate', '--port', '0', '--key', `${KEY}@bench`, '--quota', '1000000000'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout!.on('data', (c) => {
+    out += String(c);
+  });
+  for (let i = 0; i < 300; i++) {
+    const m = /simulator: (http:\/\/\S+\/youtube\/v3)/.exec(out);
+    if (m) return { url: m[1]!, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the simulator did not start: ${out}`);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+
+function p99(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(0.99 * s.length) - 1)] ?? Number.NaN;
+}
+
+/** `plain` and `guarded` in turns (which goes first alternates), N measured pairs. */
+async function pairs(plain: () => Promise<unknown>, guarded: () => Promise<unknown>) {
+  const a: number[] = [];
+  const b: number[] = [];
+  const d: number[] = [];
+  for (let i = 0; i < WARM + N; i++) {
+    const order = i % 2 === 0 ? [plain, guarded] : [guarded, plain];
+    const t: number[] = [];
+    for (const f of order) {
+      const s = performance.now();
+      await f();
+      t.push(performance.now() - s);
+    }
+    if (i < WARM) continue;
+    const [tp, tg] = i % 2 === 0 ? [t[0]!, t[1]!] : [t[1]!, t[0]!];
+    a.push(tp);
+    b.push(tg);
+    d.push(tg - tp);
+  }
+  return {
+    plain: median(a),
+    guarded: median(b),
+    added: median(b) - median(a),
+    pairDiff: median(d),
+    p99: p99(b),
+  };
+}
+
+const ms = (x: number) => x.toFixed(3);
+
+async function scenarios(store: string, ledger: Ledger, url: string): Promise<void> {
+  const config = parseConfig(
+    {
+      store: { url: 'sqlite::memory:' },
+      credentials: [
+        { id: 'default', apiKeyEnv: 'QG_BENCH_KEY', buckets: { units: { quota: 1_000_000_000 } } },
+      ],
+    },
+    { env: { QG_BENCH_KEY: KEY } },
+  );
+  const guard: Guard = createGuard({ config, ledger, logger: silent });
+  const args = { credential: 'default', method: 'videos.list', tag: 'bench:videos.list' };
+  const target = `${url}/videoCategories?part=snippet&regionCode=US&key=${KEY}`;
+
+  const viaFetch = await pairs(
+    async () => (await fetch(target)).arrayBuffer(),
+    async () => {
+      const r = await guardedFetch(guard, args, target);
+      if (!r.ok) throw new Error(r.message);
+      return r.value.arrayBuffer();
+    },
+  );
+  // The floor of any spend-before-send: one ledger spend, then the same fetch, no outcome handling.
+  const viaSpend = await pairs(
+    async () => (await fetch(target)).arrayBuffer(),
+    async () => {
+      await guard.spend(args);
+      return (await fetch(target)).arrayBuffer();
+    },
+  );
+  // The guard's own decision alone (the ledger's round trip included), for the breakdown.
+  const spendOnly: number[] = [];
+  for (let i = 0; i < WARM + N; i++) {
+    const t = performance.now();
+    await guard.spend(args);
+    if (i >= WARM) spendOnly.push(performance.now() - t);
+  }
+  const agent = new Agent();
+  const composed = new Agent().compose(guardInterceptor(guard, { spend: () => args }));
+  const viaUndici = await pairs(
+    async () => (await request(target, { dispatcher: agent })).body.arrayBuffer(),
+    async () => (await request(target, { dispatcher: composed })).body.arrayBuffer(),
+  );
+  await agent.close();
+  await composed.close();
+  for (const [name, r] of [
+    ['fetch vs guard.spend, then fetch', viaSpend],
+    ['fetch vs guardedFetch', viaFetch],
+    ['undici request vs guardInterceptor', viaUndici],
+  ] as const) {
+    console.log(
+      `| ${store} | ${name} | ${ms(r.plain)} | ${ms(r.guarded)} | ${ms(r.added)} | ${ms(r.pairDiff)} | ${ms(r.p99)} |`,
+    );
+  }
+  console.log(`| ${store} | guard.spend alone | | ${ms(median(spendOnly))} | | | ${ms(p99(spendOnly))} |`);
+}
+
+export async function run(): Promise<void> {
+  const { url, child } = await startSimulatorProcess();
+  const dir = mkdtempSync(join(tmpdir(), 'qg-bench-guard-'));
+  const redis = await startRedisServer();
+  try {
+    console.log(`${N} pairs per row after ${WARM} warm-up pairs, one request at a time; ms\n`);
+    console.log(
+      '| ledger | calls | unguarded p50 | guarded p50 | added (p50 − p50) | added (median of pairs) | guarded p99 |',
+    );
+    console.log('|---|---|---|---|---|---|---|');
+    const sqlite = await openLedger(`sqlite:${join(dir, 'ledger.db')}`);
+    try {
+      await scenarios('SQLite', sqlite, url);
+    } finally {
+      await sqlite.close();
+    }
+    const r = await openLedger(redis.url, { keyPrefix: 'bench:' });
+    try {
+      await scenarios('Redis', r, url);
+    } finally {
+      await r.close();
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await redis.stop();
+    rmSync(redis.dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * `openQuotaGuard(config)`: everything a Node job needs to spend from the config's budget, opened
+ * the way the CLI opens it — the ledger with the store's whole settings (key prefix, timeouts,
+ * replicas), the guard over it, the run history in the same store, and, when asked, the cache and
+ * upstream clients the jobs fill. `close()` (or `await using`) releases all of it, so nothing keeps
+ * the process alive afterwards. `run(name, fn)` records a job of your own in the run history.
+ *
+ * The cache and the jobs are loaded only when `{ cache: true }` asks for them.
+ */
+import type { Config, StoreConfig } from './config/types.js';
+import { isQuotaGuardError, QuotaGuardError } from './errors.js';
+import { createGuard, type Guard, notCharged } from './guard/guard.js';
+import { quotaStatus, type StatusOptions, type StatusReport } from './guard/status.js';
+import type {
+  Attempt,
+  CallOptions,
+  CallResult,
+  GuardEvent,
+  GuardLogger,
+  SpendArgs,
+  Stop,
+} from './guard/types.js';
+import { lazyRunHistory } from './history/lazy.js';
+import type { RunHistory } from './history/types.js';
+import type { FetchInput, GuardedFetchOptions } from './http/fetch.js';
+import type { OpenedJobContext, OpenJobContextOptions } from './job-library/context.js';
+import { endFromStop, type JobEnd, JobRun } from './job-library/job-run.js';
+import type { JobResult } from './job-library/types.js';
+import { openLedger } from './ledger/open.js';
+import type { Ledger, OpenLedgerOptions } from './ledger/types.js';
+import { defaultLogger } from './logger.js';
+
+export interface OpenQuotaGuardOptions {
+  /** Where the guard and the runs log (default: pino on stderr at `LOG_LEVEL`, silent when unset). */
+  logger?: GuardLogger;
+  /** Every decision, sleep, stop, refund and block (for metrics). Must not throw. */
+  onEvent?: (event: GuardEvent) => void;
+  /** Also open the config's cache and the upstream clients: `qg.jobs` for `runTrending`/`runBackfill`. */
+  cache?: boolean;
+  /** Options for `qg.jobs` (cache path, upstream base URL, connections). */
+  jobs?: Omit<OpenJobContextOptions, 'history'>;
+  /** Record runs in the run history (default true; `false` records none). */
+  history?: boolean;
+  /**
+   * Open even when a Redis store is unreachable: spends then meet the store-down policy. Default
+   * false: an unreachable store is a `StoreUnavailableError` here.
+   */
+  allowUnreachable?: boolean;
+  /** More ledger options (the store's own settings come from the config and win over none of these). */
+  ledger?: Omit<OpenLedgerOptions, keyof LedgerStoreOptions>;
+}
+
+export interface RunOptions {
+  /** The credential the run spends (default: the config's first). */
+  credential?: string;
+  /** Aborting cuts a wait in the guard short; the run ends `aborted`. */
+  signal?: AbortSignal;
+}
+
+/** What a job of your own gets from `qg.run`: its guarded calls are counted in the run. */
+export interface RunHandle {
+  readonly name: string;
+  readonly credential: string;
+  readonly signal?: AbortSignal;
+  /** Count what the run fetched (shown by `history`): pages and items (the `videos` column). */
+  pages: number;
+  items: number;
+  /**
+   * `guard.call` on the run's credential (unless `args` names another): the spend, the request,
+   * the refund or block; the units are counted in the run, and a `Stop` ends it as `stopped`.
+   */
+  call<T>(
+    args: Omit<SpendArgs, 'credential'> & { credential?: string },
+    request: (attempt: Attempt) => Promise<T>,
+    options?: CallOptions,
+  ): Promise<CallResult<T>>;
+  /** `guardedFetch` on the run's credential, counted in the run like `call`. */
+  fetch(
+    args: Omit<SpendArgs, 'credential'> & { credential?: string },
+    input: FetchInput,
+    init?: RequestInit,
+    options?: GuardedFetchOptions,
+  ): Promise<CallResult<Response>>;
+}
+
+/** A finished run of your own: its history record, and what `fn` returned when it returned. */
+export type RunOutcome<T> = JobResult & { value?: T };
+
+export interface QuotaGuard extends AsyncDisposable {
+  readonly config: Config;
+  readonly ledger: Ledger;
+  readonly guard: Guard;
+  readonly logger: GuardLogger;
+  /** The run history in the ledger's store (opened at first use); absent with `history: false`. */
+  readonly history?: RunHistory;
+  /** With `{ cache: true }`: the jobs' context (cache, upstream clients), for `runTrending` and `runBackfill`. */
+  readonly jobs?: OpenedJobContext;
+  /**
+   * `fetch(input, init)` spent from `args`' budget (`guardedFetch`): a `Stop` when the budget, a
+   * block or the upstream says stop; a refund when the connection never opened.
+   */
+  fetch(
+    args: SpendArgs,
+    input: FetchInput,
+    init?: RequestInit,
+    options?: GuardedFetchOptions,
+  ): Promise<CallResult<Response>>;
+  /** What `quota-guard status --json` prints, read from this ledger. */
+  status(options?: StatusOptions): Promise<StatusReport>;
+  /**
+   * Run a job of your own under `name` (e.g. `ingest:comments`) and record it in the run history
+   * like the CLI's runs. Errors that are quota-guard's end the run as a value; any other error is
+   * recorded as `failed` and rethrown.
+   */
+  run<T>(name: string, fn: (run: RunHandle) => Promise<T>, options?: RunOptions): Promise<RunOutcome<T>>;
+  /** Settle what is pending (one command timeout at most), then close the jobs, history and ledger. */
+  close(): Promise<void>;
+}
+
+type LedgerStoreOptions = Pick<
+  OpenLedgerOptions,
+  'keyPrefix' | 'commandTimeoutMs' | 'connectTimeoutMs' | 'waitReplicas' | 'waitTimeoutMs'
+>;
+
+/** The ledger options a config's store settings mean (all of them: a dropped prefix splits the budget). */
+export function ledgerOptionsOf(s: StoreConfig): LedgerStoreOptions {
+  return {
+    ...(s.keyPrefix !== undefined ? { keyPrefix: s.keyPrefix } : {}),
+    ...(s.commandTimeoutMs !== undefined ? { commandTimeoutMs: s.commandTimeoutMs } : {}),
+    ...(s.connectTimeoutMs !== undefined ? { connectTimeoutMs: s.connectTimeoutMs } : {}),
+    ...(s.waitReplicas !== undefined ? { waitReplicas: s.waitReplicas } : {}),
+    ...(s.waitTimeoutMs !== undefined ? { waitTimeoutMs: s.waitTimeoutMs } : {}),
+  };
+}
+
+/** What `openQuotaGuard(config, { cache: true })` opens: `qg.jobs` is there for `runTrending(qg.jobs, …)`. */
+export type QuotaGuardWithJobs = Omit<QuotaGuard, 'jobs'> & { readonly jobs: OpenedJobContext };
+
+export function openQuotaGuard(
+  config: Config,
+  options: OpenQuotaGuardOptions & { cache: true },
+): Promise<QuotaGuardWithJobs>;
+export function openQuotaGuard(config: Config, options?: OpenQuotaGuardOptions): Promise<QuotaGuard>;
+export async function openQuotaGuard(
+  config: Config,
+  options: OpenQuotaGuardOptions = {},
+): Promise<QuotaGuard> {
+  const logger = options.logger ?? defaultLogger();
+  const ledger = await openLedger(config.store.url, {
+    ...options.ledger,
+    ...ledgerOptionsOf(config.store),
+    ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
+  });
+  const history = options.history === false ? undefined : lazyRunHistory(config.store);
+  let jobs: OpenedJobContext | undefined;
+  let guard: Guard;
+  try {
+    guard = createGuard({ config, ledger, logger, ...(options.onEvent ? { onEvent: options.onEvent } : {}) });
+    if (options.cache) {
+      // The cache and the jobs are the application's: loaded only when asked for.
+      const { openJobContext } = await import('./job-library/context.js');
+      jobs = openJobContext({ config, guard, logger }, { ...options.jobs, history: history ?? false });
+    }
+  } catch (e) {
+    await history?.close();
+    await ledger.close();
+    throw e;
+  }
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      try {
+        // Spends whose answer never came get one command timeout to be settled; none otherwise.
+        if (guard.stats().unsettled > 0) await guard.settlePending(config.store.commandTimeoutMs ?? 1000);
+        await jobs?.close();
+      } finally {
+        try {
+          await history?.close();
+        } finally {
+          await ledger.close();
+        }
+      }
+    })();
+    return closing;
+  };
+  const runCtx = { config, guard, logger, ...(history ? { history } : {}) };
+  return {
+    config,
+    ledger,
+    guard,
+    logger,
+    ...(history ? { history } : {}),
+    ...(jobs ? { jobs } : {}),
+    fetch: async (args, input, init, o) => (await loadFetch())(guard, args, input, init, o),
+    status: (o) => quotaStatus(config, ledger, o),
+    run: (name, fn, o = {}) => runOwnJob(runCtx, name, fn, o),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** The fetch wrapper (and Google's error model under it) is loaded by the first guarded fetch. */
+async function loadFetch() {
+  return (await import('./http/fetch.js')).guardedFetch;
+}
+
+async function runOwnJob<T>(
+  ctx: { config: Config; guard: Guard; logger: GuardLogger; history?: RunHistory },
+  name: string,
+  fn: (run: RunHandle) => Promise<T>,
+  options: RunOptions,
+): Promise<RunOutcome<T>> {
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new QuotaGuardError('QG_INVALID_ARGUMENT', 'name: a run needs a name, e.g. ingest:comments', {
+      field: 'name',
+    });
+  }
+  const credential = ctx.config.credential(
+    options.credential ?? ctx.config.credentials[0]?.id ?? 'default',
+  ).id;
+  const run = new JobRun(ctx, name, credential, options.signal);
+  let stop: Stop | undefined;
+  let value: T | undefined;
+  let bug: { error: unknown } | undefined;
+  const handle: RunHandle = {
+    name,
+    credential,
+    ...(options.signal ? { signal: options.signal } : {}),
+    pages: 0,
+    items: 0,
+    async call(args, request, callOptions = {}) {
+      const r = await ctx.guard.call(
+        { ...args, credential: args.credential ?? credential },
+        async (attempt) => {
+          run.units += attempt.spend.cost;
+          const failOpen = attempt.spend.reason === 'fail-open';
+          if (failOpen) run.failOpenUnits += attempt.spend.cost;
+          try {
+            return await request(attempt);
+          } catch (e) {
+            if (notCharged(e)) {
+              run.units -= attempt.spend.cost;
+              if (failOpen) run.failOpenUnits -= attempt.spend.cost;
+            }
+            throw e;
+          }
+        },
+        { ...callOptions, ...(options.signal ? { signal: options.signal } : {}) },
+      );
+      if (!r.ok) stop ??= r;
+      return r;
+    },
+    async fetch(args, input, init, fetchOptions) {
+      const r = await (await loadFetch())(
+        { call: (a, request, o) => handle.call(a, request, o), report: (s, o) => ctx.guard.report(s, o) },
+        { ...args, credential: args.credential ?? credential },
+        input,
+        init,
+        fetchOptions,
+      );
+      if (!r.ok) stop ??= r;
+      return r;
+    },
+  };
+  const result = await run.guarded(async (): Promise<JobEnd | undefined> => {
+    try {
+      value = await fn(handle);
+    } catch (e) {
+      if (isQuotaGuardError(e)) throw e;
+      // Someone else's error: recorded as a failed run, then rethrown to the caller.
+      bug = { error: e };
+      const message = e instanceof Error ? e.message : String(e);
+      return { outcome: 'failed', reason: message, error: new QuotaGuardError('QG_INTERNAL', message) };
+    } finally {
+      run.pages = handle.pages;
+      run.videos = handle.items;
+    }
+    return stop ? endFromStop(stop) : undefined;
+  });
+  if (bug) throw bug.error;
+  return { ...result, ...(value !== undefined ? { value } : {}) };
+}
