@@ -12,7 +12,15 @@
  * project's own node_modules. .ci/node-versions runs this file on each supported Node.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../harness/imports.js';
@@ -253,5 +261,29 @@ describe('the CLI installed from the tarball', () => {
     expect(r.status, `${r.signal} ${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/the ledger recorded (\d+) units and the simulator charged \1: they agree/);
     expect(r.stdout).toMatch(/demo finished: every job done, nothing overspent/);
+  });
+});
+
+describe('an install whose native addon did not build', () => {
+  it('says so in one line and exits 69, with no stack trace', () => {
+    const build = join(pkg.dir, 'node_modules/better-sqlite3/build');
+    renameSync(build, `${build}.hidden`);
+    try {
+      const data = mkdtempSync(join(pkg.work, 'noaddon-'));
+      const r = spawnSync('quota-guard', ['spend', 'default', '--cost', '1'], {
+        cwd: pkg.work,
+        env: { ...pkg.env, QUOTA_GUARD_DATA: data, HOME: data, LOG_LEVEL: 'error', QUOTA_GUARD_CONFIG: '' },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect(r.status).toBe(69);
+      expect(r.stderr).toMatch(
+        /native addon is missing \(its install script did not run\): install quota-guard again/,
+      );
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      renameSync(`${build}.hidden`, build);
+    }
   });
 });
