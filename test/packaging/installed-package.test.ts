@@ -204,7 +204,14 @@ describe('the CLI installed from the tarball', () => {
 
   it('ships the build, the Lua scripts, the default config and the licence; no sources, no tests', () => {
     const list = spawnSync('tar', ['-tzf', pkg.tarball], { encoding: 'utf8' }).stdout.split('\n');
-    for (const f of ['LICENSE', 'README.md', 'dist/cli/bin.js', 'dist/index.js', 'config/default.yaml']) {
+    for (const f of [
+      'LICENSE',
+      'README.md',
+      'CHANGELOG.md',
+      'dist/cli/bin.js',
+      'dist/index.js',
+      'config/default.yaml',
+    ]) {
       expect(list, f).toContain(`package/${f}`);
     }
     expect(list.some((f) => f.startsWith('package/lua/') && f.endsWith('.lua'))).toBe(true);
