@@ -86,9 +86,11 @@ function codeOf(e: unknown): string | undefined {
  */
 export function storeFailure(e: unknown, store: StoreLabel, what: string): unknown {
   if (e instanceof QuotaGuardError) return e;
+  const where = `${store.name} '${store.path}': ${what} failed`;
+  const addon = addonFailure(e);
+  if (addon !== undefined) return new StoreUnavailableError(`${where}: ${addon}`, { cause: e });
   const code = codeOf(e);
   if (code === undefined) return e;
-  const where = `${store.name} '${store.path}': ${what} failed`;
   if (/^E[A-Z]+$/.test(code)) {
     return new StoreUnavailableError(`${where} (${code})`, { cause: e, details: { code } });
   }
@@ -109,6 +111,27 @@ export function storeFailure(e: unknown, store: StoreLabel, what: string): unkno
     );
   }
   return store.unreadable(message, { cause: e, details });
+}
+
+/**
+ * better-sqlite3's native addon that does not load: never built (its install script did not run) or
+ * built for another Node version (Node upgraded since the install). An installation to repair, not a
+ * bug in the code: one line saying how, and `QG_STORE_UNAVAILABLE` like any store that cannot open.
+ */
+function addonFailure(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const fix = `install quota-guard again with this Node (${process.version}) to build it, or run \`npm rebuild better-sqlite3\` in a checkout`;
+  const abi =
+    /NODE_MODULE_VERSION (\d+)\. This version of Node\.js requires\s+NODE_MODULE_VERSION (\d+)/.exec(
+      e.message,
+    );
+  if (abi) {
+    return `better-sqlite3's native addon was built for another Node version (module version ${abi[1]}; this Node needs ${abi[2]}): ${fix}`;
+  }
+  if (e.message.startsWith('Could not locate the bindings file')) {
+    return `better-sqlite3's native addon is missing (its install script did not run): ${fix}`;
+  }
+  return undefined;
 }
 
 /** Whether a file opened `immutable` was written since (a `-wal` beside it, or another size or time). */
