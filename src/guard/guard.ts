@@ -20,9 +20,11 @@ import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
 import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
+import { entryKey, entryRequest, parseEntryRequest } from './entries.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
 import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
+import { type CallOutcome, type ReportResult, reportOutcome } from './report.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import { siteOf } from './tags.js';
 import type {
@@ -217,6 +219,7 @@ export class Guard {
       tag,
       ceiling: bucket.ceilings[tier],
       at: now,
+      ...(args.entry !== undefined ? { entry: args.entry } : {}),
     };
     let d: Decision;
     try {
@@ -233,12 +236,23 @@ export class Guard {
         budgets: budgets.map(({ key, limit, windowMs }) => ({ key, limit, windowMs })),
         cost,
         tag,
+        ...(args.entry !== undefined
+          ? {
+              entry: {
+                key: entryKey(credential.id, args.entry),
+                id: args.entry,
+                request: entryRequest({ ...base, bucket: bucket.id }),
+                ...(args.recallOnly ? { recallOnly: true } : {}),
+              },
+            }
+          : {}),
       });
     } catch (e) {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return this.#storeDown(base, args, e);
     }
     const outcome = this.#fromDecision(base, budgets, d, line);
+    if (d.replayed) outcome.replayed = true;
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
     this.#emit({ type: 'spend', outcome });
@@ -478,6 +492,27 @@ export class Guard {
       }
       throw e;
     }
+  }
+
+  /** Report what became of an allowed spend's upstream call (src/guard/report.ts). */
+  report(spent: SpendOutcome, outcome: CallOutcome): Promise<ReportResult> {
+    return reportOutcome(this, spent, outcome);
+  }
+
+  /** The spend an entry id was remembered with (`SpendArgs.entry`), or undefined. */
+  async recallEntry(credentialId: string, id: string): Promise<SpendArgs | undefined> {
+    const credential = this.config.credential(credentialId);
+    const text = await this.ledger.recallEntry(entryKey(credential.id, id));
+    const r = text === undefined ? undefined : parseEntryRequest(text);
+    if (!r || r.credential !== credential.id) return undefined;
+    return {
+      credential: r.credential,
+      bucket: r.bucket,
+      ...(r.method !== undefined ? { method: r.method } : {}),
+      tier: r.tier,
+      cost: r.cost,
+      tag: r.tag,
+    };
   }
 
   /** Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged, not thrown. */

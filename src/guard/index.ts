@@ -1,3 +1,4 @@
+export { entryKey } from './entries.js';
 export { createGuard, Guard, type GuardOptions, stopMessage } from './guard.js';
 export {
   type BucketWindow,
@@ -20,6 +21,7 @@ export {
   pacingLineAt,
   type UpstreamDay,
 } from './pacing.js';
+export type { CallOutcome, ReportResult } from './report.js';
 export {
   type BackfillStatus,
   type BucketStatus,
