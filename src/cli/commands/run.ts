@@ -5,6 +5,7 @@
  * closes the ledger and the cache and exits 0; a second signal exits 130 at once.
  */
 import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
 import {
   DEFAULT_HTTP_HOST,
   DEFAULT_HTTP_PORT,
@@ -18,6 +19,8 @@ import { configOption, type JobCommandOptions } from '../options.js';
 interface RunOptions extends JobCommandOptions {
   http?: string | boolean;
   backfill: boolean;
+  decisions?: boolean;
+  tokens?: string;
 }
 
 export function register(program: Command): void {
@@ -32,7 +35,9 @@ export function register(program: Command): void {
         `serve the status page (/), /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
       )
       .option('--credential <id>', 'the credential the jobs spend (default: the first in the config)')
-      .option('--no-backfill', 'schedule the trending jobs only'),
+      .option('--no-backfill', 'schedule the trending jobs only')
+      .option('--decisions', 'with --http: also serve the decision API under /v1/ (docs/http-api.md)')
+      .option('--tokens <file>', 'bearer tokens of the decision API (required beyond loopback)'),
   ).action(
     action(async (opts: RunOptions) => {
       const [{ preflight }, { openContext }, { abortOnSignals }, { startService }] = await Promise.all([
@@ -46,6 +51,9 @@ export function register(program: Command): void {
         opts.http === undefined || opts.http === false
           ? undefined
           : parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : opts.http);
+      if ((opts.decisions || opts.tokens !== undefined) && !http) {
+        throw new InvalidArgumentError('--decisions', 'the decision API is served on --http: add --http');
+      }
       // A store that is down at start is the store-down policy's business (and /healthz says so).
       const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
       if (http && !isLoopback(http.host))
@@ -60,6 +68,9 @@ export function register(program: Command): void {
           credential,
           backfill: opts.backfill,
           ...(http ? { http } : {}),
+          ...(http && opts.decisions
+            ? { decisions: opts.tokens !== undefined ? { tokensFile: opts.tokens } : {} }
+            : {}),
         });
       } catch (e) {
         dispose();
