@@ -238,8 +238,13 @@ describe('GET /v1/status and the document', () => {
   it('reads the buckets of the credentials the token may use', async () => {
     const r = await client(secrets['py-cron']).call('GET', '/v1/status');
     expect(r.status).toBe(200);
-    const b = r.body as { credentials: Array<{ id: string }> };
+    const b = r.body as {
+      credentials: Array<{ id: string; buckets: Array<{ id: string; bySite: Record<string, number> }> }>;
+    };
     expect(b.credentials.map((c) => c.id)).toEqual([cred]);
+    // Spends are attributed to the token that made them.
+    const units = b.credentials[0]!.buckets.find((x) => x.id === 'units')!;
+    expect(Object.keys(units.bySite)).toEqual(expect.arrayContaining(['php-cron', 'py-cron']));
     expect((await client(secrets['py-cron']).call('GET', `/v1/status?credential=${other}`)).status).toBe(403);
   });
 
