@@ -6,7 +6,7 @@
  * spends for jobs in any language.
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError } from '../../errors.js';
+import { ConfigError, InvalidArgumentError } from '../../errors.js';
 import {
   DEFAULT_HTTP_HOST,
   DEFAULT_HTTP_PORT,
@@ -74,6 +74,15 @@ export function register(program: Command): void {
       }
       if (opts.tokens !== undefined && !opts.decisions) {
         throw new InvalidArgumentError('--tokens', 'is for the decision API: add --decisions');
+      }
+      if (opts.decisions && opts.tokens === undefined && !isLoopback(http.host)) {
+        throw new ConfigError(
+          [
+            `the decision API serves beyond loopback (${http.host}) only with bearer tokens: give --tokens <file> (docs/http-api.md)`,
+          ],
+          'QG_CONFIG_INVALID',
+          { field: '--tokens' },
+        );
       }
       const api = opts.decisions ? await import('../../api/index.js') : undefined;
       const tls = opts.tlsCert && opts.tlsKey ? api?.readTls(opts.tlsCert, opts.tlsKey) : undefined;
