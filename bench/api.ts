@@ -174,21 +174,13 @@ export async function run(): Promise<void> {
     console.log('|---|---|--:|--:|--:|--:|');
     const floor = await child(['--import', 'tsx', 'bench/api-floor.ts', redis.url], /^(\d+)$/m);
     procs.push(floor.proc);
+    // The bundled CLI when built (what an operator runs), else the sources through tsx.
+    const cliArgs = existsSync(join(ROOT, 'dist/cli/bin.js'))
+      ? ['dist/cli/bin.js']
+      : ['--import', 'tsx', 'src/cli/bin.ts'];
     const serve = async (file: string) => {
       const s = await child(
-        [
-          '--import',
-          'tsx',
-          'src/cli/bin.ts',
-          'serve',
-          '--config',
-          file,
-          '--http',
-          '127.0.0.1:0',
-          '--decisions',
-          '--tokens',
-          tokens,
-        ],
+        [...cliArgs, 'serve', '--config', file, '--http', '127.0.0.1:0', '--decisions', '--tokens', tokens],
         /decision API at (http:\/\/127\.0\.0\.1:\d+)\/v1\//,
       );
       procs.push(s.proc);
