@@ -6,5 +6,5 @@ export {
   MAX_BODY_BYTES,
   spendAnswer,
 } from './decisions.js';
-export { decisionApiFor, type DecisionApiSetup, readTls } from './setup.js';
+export { type DecisionApiSetup, decisionApiFor, readTls } from './setup.js';
 export { type ApiClient, LOCAL_CLIENT, parseTokens, sha256, TokenFile } from './tokens.js';
