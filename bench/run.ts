@@ -5,7 +5,7 @@
  */
 import { cpus, freemem, totalmem } from 'node:os';
 
-const SECTIONS = ['ledger', 'cache', 'upstream', 'cli', 'guard'];
+const SECTIONS = ['ledger', 'cache', 'upstream', 'cli', 'guard', 'api'];
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

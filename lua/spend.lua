@@ -1,16 +1,23 @@
 --[[
   Spend `cost` units on every budget of the call, or on none (all-or-nothing, one script call).
-  Variable number of keys: two per budget.
+  Variable number of keys: two per budget, and one more (the entry key) for a spend with an entry
+  id chosen by the caller, which is remembered with its decision (exactly-once spends).
 
   Input:
     KEYS[2i-1] log of budget i      KEYS[2i] meta of budget i
+    KEYS[2n+1] (optional) entry key: "<decision>|<request>", expires one longest window after the spend
     ARGV[1] entry id (log member "<nonce>:<cost>:<tag>")
     ARGV[2] cost (integer >= 1)
     ARGV[1+2i] limit of budget i    ARGV[2+2i] windowMs of budget i
+    ARGV[3+2n] (with an entry key) the request, as the caller words it: the same id with another
+               request is a conflict
+    ARGV[4+2n] (with an entry key) '1': only answer a remembered decision, never spend
 
   Output:
     {1, remaining, nowMs}                                               allowed
     {0, retryAfterMs, remaining, limitedByIndex, blockedUntilMs, nowMs} denied (blockedUntilMs 0: not blocked)
+    {2, ...} / {3, ...}                                                 the remembered allowed / denied
+                                                                        decision of this entry, as first answered
     {code, index, storedWindowMs}                                       failure (code < 0)
 
   Cost: the common case (one budget, allowed, nothing expired, expiry still far enough, not
@@ -26,7 +33,44 @@ local time = call('TIME')
 local nowUs = time[1] * 1000000 + time[2]
 local nowMs = (nowUs - nowUs % 1000) / 1000
 local cost = tonumber(ARGV[2])
-local n = #KEYS / 2
+local n = math.floor(#KEYS / 2)
+
+-- An entry seen before: its first answer, or a conflict when the request differs.
+local entry, request = nil, nil
+if #KEYS > 2 * n then
+  entry, request = KEYS[2 * n + 1], ARGV[3 + 2 * n]
+  local seen = call('GET', entry)
+  if seen then
+    local bar = string.find(seen, '|', 1, true)
+    if not bar then
+      return { CODE_CORRUPT, 0, 0 }
+    end
+    if string.sub(seen, bar + 1) ~= request then
+      return { CODE_ENTRY_CONFLICT, 0, 0 }
+    end
+    local out = {}
+    for v in string.gmatch(string.sub(seen, 1, bar - 1), '[^,]+') do
+      out[#out + 1] = tonumber(v)
+    end
+    out[1] = out[1] + 2
+    return out
+  end
+  if ARGV[4 + 2 * n] == '1' then
+    return { CODE_ENTRY_UNKNOWN, 0, 0 }
+  end
+end
+
+-- Remember an entry's decision (a comma-separated reply) for its longest window.
+local function remember(reply)
+  if entry then
+    local longest = 0
+    for i = 1, n do
+      longest = math.max(longest, tonumber(ARGV[2 + 2 * i]))
+    end
+    call('SET', entry, table.concat(reply, ',') .. '|' .. request, 'PX', longest + EXPIRY_SLACK_MS)
+  end
+  return reply
+end
 
 -- Fast path, one budget: the key's `f<window>` field says until when (us) nothing can have
 -- expired, the expiry is far enough and no block is set; it is missing for another window. Then
@@ -38,6 +82,9 @@ if n == 1 then
   if total and total > 0 and total + cost <= limit and nowUs < (tonumber(m[2]) or 0) then
     call('ZADD', KEYS[1], time[1] .. string.sub('00000' .. time[2], -6), A[1])
     call('HINCRBY', meta, 't', A[2])
+    if entry then
+      return remember({ 1, limit - total - cost, nowMs })
+    end
     return { 1, limit - total - cost, nowMs }
   end
 end
@@ -116,7 +163,7 @@ if limitedBy > 0 then
         fast_until(st[b + 2], st[b + 3], st[b + 4], win))
     end
   end
-  return { 0, math.ceil((retryAt - nowUs) / 1000), remaining, limitedBy, blockedUntil, nowMs }
+  return remember({ 0, math.ceil((retryAt - nowUs) / 1000), remaining, limitedBy, blockedUntil, nowMs })
 end
 
 -- The score as a string made of TIME's own digits: cheaper than having Redis format a number.
@@ -147,4 +194,4 @@ for i = 1, n do
     remaining = limit - total - cost
   end
 end
-return { 1, remaining, nowMs }
+return remember({ 1, remaining, nowMs })

@@ -21,6 +21,8 @@
 ]]
 local CODE_WINDOW_MISMATCH = -1
 local CODE_CORRUPT = -2
+local CODE_ENTRY_CONFLICT = -3
+local CODE_ENTRY_UNKNOWN = -4
 
 -- Keys outlive the window of their newest entry by this much (ms); see EXPIRY_SLACK_MS.
 local EXPIRY_SLACK_MS = 1000

@@ -19,6 +19,7 @@ import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
+import { entryKey, entryRequest, parseEntryRequest } from './entries.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
 import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
@@ -238,6 +239,7 @@ export class Guard {
       tag,
       ceiling: bucket.ceilings[tier],
       at: now,
+      ...(args.entry !== undefined ? { entry: args.entry } : {}),
     };
     let d: Decision;
     try {
@@ -254,12 +256,23 @@ export class Guard {
         budgets: budgets.map(({ key, limit, windowMs }) => ({ key, limit, windowMs })),
         cost,
         tag,
+        ...(args.entry !== undefined
+          ? {
+              entry: {
+                key: entryKey(credential.id, args.entry),
+                id: args.entry,
+                request: entryRequest({ ...base, bucket: bucket.id }),
+                ...(args.recallOnly ? { recallOnly: true } : {}),
+              },
+            }
+          : {}),
       });
     } catch (e) {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return this.#storeDown(base, args, e);
     }
     const outcome = this.#fromDecision(base, budgets, d, line);
+    if (d.replayed) outcome.replayed = true;
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
     this.#emit({ type: 'spend', outcome });
@@ -499,6 +512,22 @@ export class Guard {
       }
       throw e;
     }
+  }
+
+  /** The spend an entry id was remembered with (`SpendArgs.entry`), or undefined. */
+  async recallEntry(credentialId: string, id: string): Promise<SpendArgs | undefined> {
+    const credential = this.config.credential(credentialId);
+    const text = await this.ledger.recallEntry(entryKey(credential.id, id));
+    const r = text === undefined ? undefined : parseEntryRequest(text);
+    if (!r || r.credential !== credential.id) return undefined;
+    return {
+      credential: r.credential,
+      bucket: r.bucket,
+      ...(r.method !== undefined ? { method: r.method } : {}),
+      tier: r.tier,
+      cost: r.cost,
+      tag: r.tag,
+    };
   }
 
   /** Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged, not thrown. */

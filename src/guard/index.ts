@@ -1,3 +1,4 @@
+export { entryKey } from './entries.js';
 export { createGuard, Guard, type GuardOptions, stopMessage } from './guard.js';
 export {
   type BucketWindow,

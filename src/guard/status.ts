@@ -8,7 +8,7 @@ import type { Ledger, Snapshot } from '../ledger/types.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, budgetKey, paceKey } from './keys.js';
 import { BackfillPacer } from './pacing.js';
-import { parseTag } from './tags.js';
+import { parseTag, siteOf } from './tags.js';
 
 export const FREES_UP_AMOUNTS = [1, 50, 100] as const;
 
@@ -68,6 +68,11 @@ export interface BucketStatus {
   byTag: Record<string, number>;
   byRegion: Record<string, number>;
   byMethod: Record<string, number>;
+  /**
+   * The window's spend by who spent: the tag's first part (`trending`, `backfill`, `spend`, or the
+   * decision API's token name, which it puts first in every tag).
+   */
+  bySite: Record<string, number>;
   pace: BudgetStatus | null;
   budgets: BudgetStatus[];
   /** The backfill on this bucket now: what is held back for today's scheduled runs, and its pacing line. */
@@ -123,7 +128,7 @@ async function bucketStatus(
   const snap: Snapshot = await ledger.peek({ key: w.key, windowMs: w.windowMs });
   const now = snap.now;
   const [freesUp, spendableIn] = await freesUpIn(ledger, w, bucket, snap);
-  const { byRegion, byMethod } = spendSplit(snap, credential);
+  const { byRegion, byMethod, bySite } = spendSplit(snap, credential);
   const remaining = Object.fromEntries(
     (Object.entries(bucket.ceilings) as Array<[Tier, number]>).map(([tier, ceiling]) => [
       tier,
@@ -170,6 +175,7 @@ async function bucketStatus(
     byTag: snap.byTag,
     byRegion,
     byMethod,
+    bySite,
     pace,
     budgets,
     backfill: {
@@ -225,19 +231,21 @@ async function freesUpIn(
   return [times.slice(0, FREES_UP_AMOUNTS.length), spendable];
 }
 
-/** The window's spend by region and by method, read from the entries' tags. */
+/** The window's spend by region, by method and by who spent, read from the entries' tags. */
 function spendSplit(
   snap: Snapshot,
   credential: CredentialConfig,
-): { byRegion: Record<string, number>; byMethod: Record<string, number> } {
+): { byRegion: Record<string, number>; byMethod: Record<string, number>; bySite: Record<string, number> } {
   const byRegion: Record<string, number> = {};
   const byMethod: Record<string, number> = {};
+  const bySite: Record<string, number> = {};
   for (const [tag, units] of Object.entries(snap.byTag)) {
     const t = parseTag(tag, credential.methods);
     add(byRegion, t.region ?? '(none)', units);
     add(byMethod, t.method ?? '(other)', units);
+    add(bySite, siteOf(tag) || '(none)', units);
   }
-  return { byRegion, byMethod };
+  return { byRegion, byMethod, bySite };
 }
 
 async function paceStatus(

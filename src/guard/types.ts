@@ -22,6 +22,14 @@ export interface SpendArgs {
   failMode?: FailPolicy;
   /** The call site's name for `storeDown.sites` (default: the tag's first `:` segment). */
   site?: string;
+  /**
+   * An entry id chosen by the caller (1–64 of `A-Z a-z 0-9 _ . -`): the spend happens once. Sent
+   * again with the same request it is answered with its first decision (`replayed`); with another
+   * request it is `QG_ENTRY_CONFLICT` (docs/ledger.md).
+   */
+  entry?: string;
+  /** With `entry`: only answer its remembered decision, never spend (`QG_ENTRY_UNKNOWN` if none). */
+  recallOnly?: boolean;
 }
 
 export type SpendReason = 'allowed' | 'fail-open' | 'budget' | 'blocked' | 'store-down';
@@ -60,6 +68,10 @@ export interface SpendOutcome {
   unsettled?: UnsettledSpend;
   /** The guard's clock when decided (epoch ms). */
   at: number;
+  /** The caller's entry id (`SpendArgs.entry`). */
+  entry?: string;
+  /** The entry's remembered first decision, answered again (nothing was charged this time). */
+  replayed?: true;
 }
 
 export const STOP_REASONS = [

@@ -3,7 +3,7 @@
  * error) lives in `ledger.ts` above the backends; a backend receives validated input only.
  */
 import { randomBytes } from 'node:crypto';
-import type { Budget, Decision, LedgerKind, Settlement, Snapshot } from './types.js';
+import type { Budget, Decision, LedgerKind, Settlement, Snapshot, SpendEntry } from './types.js';
 
 export interface BackendSpend {
   budgets: Budget[];
@@ -11,6 +11,8 @@ export interface BackendSpend {
   tag: string;
   /** Unique entry id, also the log member in Redis: `<nonce>:<cost>:<tag>`. */
   id: string;
+  /** A caller's entry (its id is the nonce of `id`): remembered with the decision. */
+  entry?: SpendEntry;
 }
 
 export interface LedgerBackend {
@@ -24,6 +26,7 @@ export interface LedgerBackend {
   block(key: string, untilEpochMs: number, reason: string): Promise<void>;
   unblock(key: string): Promise<void>;
   freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]>;
+  recallEntry(key: string): Promise<string | undefined>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

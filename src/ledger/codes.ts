@@ -12,6 +12,10 @@ export const LedgerCode = {
   WindowMismatch: -1,
   /** A stored value could not be parsed (not written by this ledger, or damaged). */
   Corrupt: -2,
+  /** A spend's entry id was remembered with another request. */
+  EntryConflict: -3,
+  /** A recall-only spend names an entry the store does not remember (never spent, or expired). */
+  EntryUnknown: -4,
 } as const;
 export type LedgerCode = (typeof LedgerCode)[keyof typeof LedgerCode];
 
@@ -25,6 +29,8 @@ export interface LedgerFailure {
   windowMs?: number;
   /** The field of the request the failure is about, e.g. `budgets[1].windowMs`. */
   field?: string;
+  /** The entry id (for EntryConflict and EntryUnknown). */
+  entry?: string;
 }
 
 /** The one place where a negative script code becomes a typed error. */
@@ -39,6 +45,18 @@ export function ledgerFailure(f: LedgerFailure): QuotaGuardError {
         {
           details: { key: f.key },
         },
+      );
+    case LedgerCode.EntryConflict:
+      return new QuotaGuardError(
+        'QG_ENTRY_CONFLICT',
+        `entry '${f.entry ?? '?'}' was spent with another request: an entry id names one spend`,
+        { field: 'entry', details: { entry: f.entry } },
+      );
+    case LedgerCode.EntryUnknown:
+      return new QuotaGuardError(
+        'QG_ENTRY_UNKNOWN',
+        `entry '${f.entry ?? '?'}' is not known: never spent, or its window has passed`,
+        { field: 'entry', details: { entry: f.entry } },
       );
     default:
       return new QuotaGuardError('QG_INTERNAL', `ledger script returned unknown code ${f.code}`, {

@@ -39,7 +39,8 @@ export class CheckedLedger implements Ledger {
   spend(req: SpendRequest): Promise<Decision> {
     // Not async (one promise less on the hot path), so a bad input must become a rejection here.
     try {
-      const { budgets, cost, tag } = validateSpend(req);
+      const { budgets, cost, tag, entry } = validateSpend(req);
+      if (entry) return this.#backend.spend({ budgets, cost, tag, id: `${entry.id}:${cost}:${tag}`, entry });
       return this.#backend.spend({ budgets, cost, tag, id: this.#newId(cost, tag) });
     } catch (e) {
       return Promise.reject(e);
@@ -81,6 +82,10 @@ export class CheckedLedger implements Ledger {
   async freesUpIn(req: PeekRequest & { limit: number; amounts: number[] }): Promise<number[]> {
     const r = validateFreesUpIn(req);
     return this.#backend.freesUpIn(r.key, r.windowMs, r.limit, r.amounts);
+  }
+
+  async recallEntry(key: string): Promise<string | undefined> {
+    return this.#backend.recallEntry(validateKey('key', key));
   }
 
   async ping(): Promise<void> {

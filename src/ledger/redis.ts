@@ -182,6 +182,10 @@ class RedisBackend implements LedgerBackend {
     return this.#conn.call('freesUpIn', () => this.#scripts.freesUpIn(key, windowMs, limit, amounts));
   }
 
+  recallEntry(key: string): Promise<string | undefined> {
+    return this.#call('recallEntry', () => this.#scripts.recallEntry(key));
+  }
+
   async ping(): Promise<void> {
     await this.#conn.call('ping', async () => {
       if (this.#client instanceof Cluster) {

@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { type Cluster, Command, type Redis } from 'ioredis';
 import { QuotaGuardError } from '../errors.js';
 import type { BackendSpend } from './backend.js';
-import { ledgerFailure } from './codes.js';
-import type { Decision, Snapshot } from './types.js';
+import { LedgerCode, ledgerFailure } from './codes.js';
+import type { Decision, Snapshot, SpendEntry } from './types.js';
 
 /** `lua/` next to `src/` and `dist/` alike. */
 export const LUA_DIR = fileURLToPath(new URL('../../lua/', import.meta.url));
@@ -214,6 +214,7 @@ export class LedgerScripts {
   /** `onError` maps a failed call (one promise for both outcomes: this is the hot path). */
   spend(req: BackendSpend, onError: (e: unknown, req: BackendSpend) => never): Promise<Decision> {
     const n = req.budgets.length;
+    if (req.entry) return this.#spendEntry(req, req.entry, onError);
     // (SHA), numkeys, KEYS (log, meta per budget), then ARGV: id, cost, (limit, window) per budget.
     const args: ScriptArg[] = new Array(2 + 4 * n + 2);
     const budgetKeys: string[] = new Array(n);
@@ -241,9 +242,36 @@ export class LedgerScripts {
     );
   }
 
+  /** A spend with an entry key (the last KEY) and its request (ARGV after the budgets). */
+  #spendEntry(req: BackendSpend, entry: SpendEntry, onError: (e: unknown, req: BackendSpend) => never) {
+    const keys = [...this.spendKeys(req.budgets.map((b) => b.key)), this.#prefix + entry.key];
+    const argv: ScriptArg[] = [req.id, req.cost];
+    for (const b of req.budgets) argv.push(b.limit, b.windowMs);
+    argv.push(entry.request, entry.recallOnly ? '1' : '0');
+    const args: ScriptArg[] = ['', keys.length, ...keys, ...argv];
+    const budgetKeys = req.budgets.map((b) => b.key);
+    return this.#spend.evalsha(args).then(
+      (reply) => this.#decision(req, budgetKeys, reply),
+      (e: unknown) =>
+        this.#spend.retry(args, e).then(
+          (reply) => this.#decision(req, budgetKeys, reply),
+          (e2: unknown) => onError(e2, req),
+        ),
+    );
+  }
+
+  /** The request an entry was remembered with (the part after the decision), or undefined. */
+  async recallEntry(key: string): Promise<string | undefined> {
+    const v = await this.#client.get(this.#prefix + key);
+    if (v === null) return undefined;
+    const bar = v.indexOf('|');
+    return bar < 0 ? undefined : v.slice(bar + 1);
+  }
+
   #decision(req: BackendSpend, budgetKeys: string[], reply: ScriptReply): Decision {
     const r = asArray(reply, 'spend');
-    const code = Number(r[0]);
+    const replayed = Number(r[0]) >= 2;
+    const code = replayed ? Number(r[0]) - 2 : Number(r[0]);
     if (code === 1) {
       return {
         allowed: true,
@@ -253,6 +281,7 @@ export class LedgerScripts {
         keys: budgetKeys,
         cost: req.cost,
         at: Number(r[2]),
+        ...(replayed ? { replayed: true as const } : {}),
       };
     }
     if (code === 0) {
@@ -267,7 +296,11 @@ export class LedgerScripts {
         at: Number(r[5]),
       };
       if (blockedUntil > 0) d.blockedUntil = blockedUntil;
+      if (replayed) d.replayed = true;
       return d;
+    }
+    if (code === LedgerCode.EntryConflict || code === LedgerCode.EntryUnknown) {
+      throw ledgerFailure({ code, key: req.entry?.key ?? '', ...(req.entry ? { entry: req.entry.id } : {}) });
     }
     const i = Number(r[1]) - 1;
     const b = req.budgets[i] ?? req.budgets[0]!;

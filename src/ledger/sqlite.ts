@@ -93,10 +93,24 @@ CREATE TABLE IF NOT EXISTS qg_clock (
 ) STRICT;
 `;
 
+/**
+ * Version 3: spends' entries chosen by the caller, each with its first decision (`remembered`:
+ * the Lua script's reply, comma-separated) and its request, until one longest window has passed.
+ */
+const ENTRY_SCHEMA = `
+CREATE TABLE IF NOT EXISTS qg_spend_entry (
+  key        TEXT PRIMARY KEY,
+  remembered TEXT NOT NULL,
+  request    TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS qg_spend_entry_expiry ON qg_spend_entry (expires_at);
+`;
+
 /** The ledger's file format for the shared SQLite opener. */
 export const LEDGER_FORMAT: StoreFormat = {
   ...STORES.ledger,
-  migrations: [SCHEMA, CLOCK_SCHEMA],
+  migrations: [SCHEMA, CLOCK_SCHEMA, ENTRY_SCHEMA],
   unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
 };
 
@@ -163,6 +177,9 @@ class SqliteBackend implements LedgerBackend {
   readonly #setClock;
   readonly #shiftEntries;
   readonly #shiftBudgets;
+  readonly #getEntry;
+  readonly #putEntry;
+  readonly #sweepEntryRecords;
 
   constructor(db: Database.Database, label: StoreLabel, prefix: string, clock: Clocks) {
     this.#db = db;
@@ -181,6 +198,15 @@ class SqliteBackend implements LedgerBackend {
          blocked_until = CASE WHEN blocked_until > 0 THEN blocked_until + ? ELSE 0 END`,
     );
     this.#tx = db.transaction((fn: () => unknown) => fn());
+    this.#getEntry = db.prepare<[string, number], { remembered: string; request: string }>(
+      'SELECT remembered, request FROM qg_spend_entry WHERE key = ? AND expires_at > ?',
+    );
+    this.#putEntry = db.prepare<[string, string, string, number]>(
+      `INSERT INTO qg_spend_entry (key, remembered, request, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET remembered = excluded.remembered, request = excluded.request,
+         expires_at = excluded.expires_at`,
+    );
+    this.#sweepEntryRecords = db.prepare<[number]>('DELETE FROM qg_spend_entry WHERE expires_at <= ?');
     this.#getBudget = db.prepare<[string], BudgetRow>(
       'SELECT window_ms, total, oldest_at, blocked_until, blocked_reason, expires_at FROM qg_budget WHERE key = ?',
     );
@@ -278,6 +304,7 @@ class SqliteBackend implements LedgerBackend {
     this.#lastSweep = now;
     this.#sweepEntries.run(now);
     this.#sweepBudgets.run(now);
+    this.#sweepEntryRecords.run(now);
   }
 
   /**
@@ -310,6 +337,69 @@ class SqliteBackend implements LedgerBackend {
     return this.#run('spend', () => {
       const now = this.#time(true);
       this.#maybeSweep(now);
+      const entry = req.entry;
+      if (!entry) return this.#decide(req, now);
+      const key = this.#prefix + entry.key;
+      const seen = this.#getEntry.get(key, now);
+      if (seen) {
+        if (seen.request !== entry.request) {
+          throw ledgerFailure({ code: LedgerCode.EntryConflict, key: entry.key, entry: entry.id });
+        }
+        return this.#replay(req, seen.remembered);
+      }
+      if (entry.recallOnly)
+        throw ledgerFailure({ code: LedgerCode.EntryUnknown, key: entry.key, entry: entry.id });
+      const d = this.#decide(req, now);
+      const remembered = d.allowed
+        ? `1,${d.remaining},${d.at}`
+        : `0,${d.retryAfterMs},${d.remaining},${d.keys.indexOf(d.limitedBy) + 1},${d.blockedUntil ?? 0},${d.at}`;
+      const longest = Math.max(...req.budgets.map((b) => b.windowMs));
+      this.#putEntry.run(key, remembered, entry.request, now + longest + EXPIRY_SLACK_MS);
+      return d;
+    });
+  }
+
+  /** An entry's first decision, as the Lua script replays it (`remembered`: its reply). */
+  #replay(req: BackendSpend, remembered: string): Decision {
+    const r = remembered.split(',').map(Number);
+    const keys = req.budgets.map((b) => b.key);
+    if (r[0] === 1) {
+      return {
+        allowed: true,
+        retryAfterMs: 0,
+        remaining: r[1]!,
+        id: req.id,
+        keys,
+        cost: req.cost,
+        at: r[2]!,
+        replayed: true,
+      };
+    }
+    const d: Decision = {
+      allowed: false,
+      retryAfterMs: r[1]!,
+      remaining: r[2]!,
+      limitedBy: keys[r[3]! - 1] ?? keys[0]!,
+      keys,
+      cost: req.cost,
+      at: r[5]!,
+      replayed: true,
+    };
+    if (r[4]! > 0) d.blockedUntil = r[4]!;
+    return d;
+  }
+
+  async recallEntry(key: string): Promise<string | undefined> {
+    return this.#run(
+      'recallEntry',
+      () => this.#getEntry.get(this.#prefix + key, this.#time(false))?.request,
+      false,
+    );
+  }
+
+  /** The decision of a spend, written when allowed (in the caller's transaction). */
+  #decide(req: BackendSpend, now: number): Decision {
+    {
       const states = req.budgets.map((b, i) => {
         const key = this.#prefix + b.key;
         const row = this.#live(key, now, true);
@@ -385,7 +475,7 @@ class SqliteBackend implements LedgerBackend {
         cost: req.cost,
         at: now,
       };
-    });
+    }
   }
 
   async refund(keys: string[], id: string): Promise<void> {

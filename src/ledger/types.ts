@@ -24,6 +24,25 @@ export interface SpendRequest {
   cost: number;
   /** Who spent it (shows up in `peek().byTag`). At most 200 characters. */
   tag?: string;
+  /** An entry id chosen by the caller: the spend happens at most once (see `SpendEntry`). */
+  entry?: SpendEntry;
+}
+
+/**
+ * A spend that may be sent again (a retry over an unreliable network). The store remembers the
+ * entry with its first decision for the longest window of its budgets: the same id with the same
+ * request is answered with that decision (`replayed`) and charged once; the same id with another
+ * request is `QG_ENTRY_CONFLICT`. The entry's log member is `<id>:<cost>:<tag>`.
+ */
+export interface SpendEntry {
+  /** Where the entry is remembered: a ledger key (in a Cluster, with the budgets' `{hash tag}`). */
+  key: string;
+  /** 1 to 64 characters of `A-Z a-z 0-9 _ . -`. */
+  id: string;
+  /** The request as the caller words it (at most 1,000 characters). */
+  request: string;
+  /** Only answer a remembered decision, never spend: an entry not remembered is `QG_ENTRY_UNKNOWN`. */
+  recallOnly?: boolean;
 }
 
 /**
@@ -42,6 +61,8 @@ interface DecisionBase {
   cost: number;
   /** The store's clock when the decision was taken (epoch ms). */
   at: number;
+  /** The remembered first decision of a spend's entry (`SpendRequest.entry`), answered again. */
+  replayed?: true;
 }
 
 export interface AllowedDecision extends DecisionBase {
@@ -113,6 +134,8 @@ export interface Ledger {
    * StoreUnavailableError while the store is still away. Only Redis leaves spends unsettled.
    */
   settle?(spend: UnsettledSpend, refund: boolean): Promise<Settlement>;
+  /** The request a spend's entry was remembered with (`SpendEntry.key`), or undefined. */
+  recallEntry(key: string): Promise<string | undefined>;
   /** Health probe: resolves when the store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -6,7 +6,7 @@
 import { describeValue, isPositiveInt, positiveInt } from '../argument-checks.js';
 import { MAX_WINDOW_MS } from '../config/defaults.js';
 import { CostExceedsLimitError, InvalidArgumentError } from '../errors.js';
-import type { Budget, Decision, PeekRequest, SpendRequest } from './types.js';
+import type { Budget, Decision, PeekRequest, SpendEntry, SpendRequest } from './types.js';
 
 export const MAX_TAG_LENGTH = 200;
 export const MAX_KEY_LENGTH = 512;
@@ -42,6 +42,39 @@ export interface ValidSpend {
   budgets: Budget[];
   cost: number;
   tag: string;
+  entry?: SpendEntry;
+}
+
+export const ENTRY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+export const MAX_ENTRY_REQUEST_LENGTH = 1000;
+
+function validateEntry(v: unknown): SpendEntry {
+  if (typeof v !== 'object' || v === null) {
+    throw new InvalidArgumentError(
+      'entry',
+      `must be an object { key, id, request }, got ${describeValue(v)}`,
+    );
+  }
+  const e = v as Partial<SpendEntry>;
+  validateKey('entry.key', e.key);
+  if (typeof e.id !== 'string' || !ENTRY_ID.test(e.id)) {
+    throw new InvalidArgumentError(
+      'entry.id',
+      `must be 1 to 64 characters of A-Z a-z 0-9 _ . -, got ${describeValue(e.id)}`,
+    );
+  }
+  if (typeof e.request !== 'string' || e.request.length > MAX_ENTRY_REQUEST_LENGTH) {
+    throw new InvalidArgumentError(
+      'entry.request',
+      `must be a string of at most ${MAX_ENTRY_REQUEST_LENGTH} characters`,
+    );
+  }
+  return {
+    key: e.key as string,
+    id: e.id,
+    request: e.request,
+    ...(e.recallOnly === true ? { recallOnly: true } : {}),
+  };
 }
 
 export function validateSpend(req: unknown): ValidSpend {
@@ -87,7 +120,8 @@ export function validateSpend(req: unknown): ValidSpend {
       );
     }
   }
-  return { budgets, cost, tag };
+  if (r.entry === undefined) return { budgets, cost, tag };
+  return { budgets, cost, tag, entry: validateEntry(r.entry) };
 }
 
 export function validatePeek(req: unknown): PeekRequest {

@@ -68,6 +68,7 @@ export class Metrics {
   readonly recordedRuns: Counter<'credential' | 'job' | 'outcome'>;
   readonly recordedUnits: Counter<'credential' | 'job'>;
   readonly historyUp: Gauge;
+  readonly apiRequests: Counter<'route' | 'outcome' | 'client'>;
 
   /**
    * Declares every metric: one statement each, the name, help text and labels that docs/operations.md
@@ -193,6 +194,11 @@ export class Metrics {
       'history_up',
       '1 when the run history in the ledger’s store answered the last scrape, else 0',
     );
+    this.apiRequests = counter(
+      'api_requests_total',
+      'Decision API requests by route (spend, report, status), outcome (a decision’s reason, replayed, an outcome reported, or the HTTP status of a refusal) and client (the token’s name)',
+      ['route', 'outcome', 'client'],
+    );
     if (sources) this.#initialise(sources.config);
   }
 
@@ -228,11 +234,18 @@ export class Metrics {
     this.failOpenUnits.inc({ credential: o.credential, bucket: o.bucket }, o.cost);
   }
 
+  /** One decision API request answered (src/api/): route, outcome, the calling token's name. */
+  readonly apiRequest = (route: string, outcome: string, client: string): void => {
+    this.apiRequests.inc({ route, outcome, client });
+  };
+
   /** Feed one guard event (pass as the guard's `onEvent`). Never throws. */
   readonly guardEvent = (e: GuardEvent): void => {
     switch (e.type) {
       case 'spend': {
         const o = e.outcome;
+        // A remembered decision answered again was counted when it was taken.
+        if (o.replayed) break;
         const outcome = o.allowed ? 'allowed' : o.reason === 'blocked' ? 'blocked' : 'denied';
         this.decisions.inc({ credential: o.credential, bucket: o.bucket, tier: o.tier, outcome });
         break;

@@ -1,9 +1,11 @@
 /**
  * The loopback HTTP server of `quota-guard run --http 127.0.0.1:9464` and `quota-guard serve`:
  * `GET /` (the status page, when given), `GET /metrics` (Prometheus text format) and `GET /healthz`
- * (200 when the ledger store and the cache answer, else 503 with the reason, as JSON). Nothing else.
+ * (200 when the ledger store and the cache answer, else 503 with the reason, as JSON), and the
+ * decision API's `/v1/…` routes when it is given one (src/api/). Over TLS when given a certificate.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { closeServer, listen } from '../http-server.js';
 import { checkHealth, type HealthSources } from './health.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './http-address.js';
@@ -21,11 +23,27 @@ export interface MetricsServerOptions extends HealthSources {
   port?: number;
   /** The status page's HTML, rendered per request (`/`). */
   page?: () => Promise<string>;
+  /** Serves the paths it knows (the decision API's `/v1/…`) and returns true; false for the rest. */
+  routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Serve HTTPS with this certificate chain and key (PEM). */
+  tls?: { cert: Buffer; key: Buffer };
 }
+
+/**
+ * Keep-alive and slow-client limits: an idle kept-alive connection stays open a minute (a cron job
+ * makes its calls seconds apart), a client gets 10 s to send its headers and 15 s for the whole
+ * request, after which Node answers 408 and closes.
+ */
+export const SERVER_TIMEOUTS = {
+  keepAliveTimeout: 60_000,
+  headersTimeout: 10_000,
+  requestTimeout: 15_000,
+} as const;
 
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const host = opts.host ?? DEFAULT_HTTP_HOST;
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    if (opts.routes?.(req, res)) return;
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, type: string, body: string) => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
@@ -67,7 +85,15 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
         `not found: try ${opts.page ? '/, ' : ''}/metrics or /healthz\n`,
       );
     }
-  });
+  };
+  const server: Server = opts.tls
+    ? (createTlsServer(
+        { ...SERVER_TIMEOUTS, cert: opts.tls.cert, key: opts.tls.key },
+        handler,
+      ) as unknown as Server)
+    : createServer(SERVER_TIMEOUTS, handler);
+  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
   const { origin, port } = await listen(server, host, opts.port ?? DEFAULT_HTTP_PORT, '--http');
-  return { url: origin, port, close: () => closeServer(server) };
+  const url = opts.tls ? origin.replace(/^http:/, 'https:') : origin;
+  return { url, port, close: () => closeServer(server) };
 }

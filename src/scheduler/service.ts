@@ -69,6 +69,8 @@ export interface ServiceOptions extends ScheduledJobsOptions {
   logger: GuardLogger;
   /** Serve /metrics and /healthz here. */
   http?: HttpAddress;
+  /** Also serve the decision API under /v1/ on `http` (src/api/), with these bearer tokens. */
+  decisions?: { tokensFile?: string };
   /** Jobs to schedule instead of the config's (drills scale them). */
   jobs?: (ctx: JobContext) => ScheduledJob[];
   ticks?: TickSource;
@@ -117,7 +119,17 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let server: MetricsServer | undefined;
   try {
     if (opts.http) {
+      const routes = opts.decisions
+        ? (await import('../api/setup.js')).decisionApiFor({
+            guard,
+            host: opts.http.host,
+            ...(opts.decisions.tokensFile !== undefined ? { tokensFile: opts.decisions.tokensFile } : {}),
+            logger,
+            onRequest: metrics.apiRequest,
+          })
+        : undefined;
       server = await startMetricsServer({
+        ...(routes ? { routes } : {}),
         metrics,
         ledger,
         cache: jobs.cache,

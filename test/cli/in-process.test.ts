@@ -21,8 +21,10 @@ describe('main() in-process', () => {
     const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
       expect(process.exitCode).toBeUndefined();
-      expect(await main(['node', 'quota-guard', 'spend', 'main', '--cost', '10', '--config', cfg])).toBe(0);
-      expect(await main(['node', 'quota-guard', 'spend', 'main', '--cost', '1', '--config', cfg])).toBe(75);
+      const spend = (cost: string) =>
+        main(['node', 'quota-guard', 'spend', 'main', '--cost', cost, '--tier', 'manual', '--config', cfg]);
+      expect(await spend('10')).toBe(0);
+      expect(await spend('1')).toBe(75);
       expect(process.exitCode).toBeUndefined();
       expect(await main(['node', 'quota-guard', 'status', '--config', cfg])).toBe(0);
     } finally {

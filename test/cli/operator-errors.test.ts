@@ -57,7 +57,7 @@ describe('errors in the config’s terms', () => {
       /a cost of 50 units can never be allowed: budget 'small' allows at most 10 \(the limit of budget 'small' in budgets\) \(QG_COST_EXCEEDS_LIMIT\)$/,
     );
     expectOperatorTerms(budget.stderr);
-    const quota = await cli('spend', 'default', '--cost', '20000', '--config', cfg);
+    const quota = await cli('spend', 'default', '--cost', '20000', '--tier', 'manual', '--config', cfg);
     expect(quota.code).toBe(64);
     expectOneLine(
       quota.stderr,

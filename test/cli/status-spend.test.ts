@@ -45,8 +45,19 @@ describe.each(STORES)('spend and status on $name', ({ make }) => {
     expect(a.stdout).toMatch(
       /^allowed: 60 units of main\/units \(scheduled\); 30 left under the scheduled ceiling \(90\)\n$/,
     );
-    const b = await cli('spend', 'main', '--cost', '25', '--tag', 'backfill:GB:videos.list', '--config', cfg);
-    expect(b.code).toBe(0); // manual by default: ceiling 100
+    const b = await cli(
+      'spend',
+      'main',
+      '--cost',
+      '25',
+      '--tier',
+      'manual',
+      '--tag',
+      'backfill:GB:videos.list',
+      '--config',
+      cfg,
+    );
+    expect(b.code).toBe(0); // manual: ceiling 100
     const denied = await cli('spend', 'main', '--cost', '20', '--tier', 'scheduled', '--config', cfg);
     expect(denied.code).toBe(75);
     expect(denied.stdout).toMatch(
@@ -118,7 +129,7 @@ describe.each(STORES)('spend and status on $name', ({ make }) => {
       );
       const denied = await cli('spend', 'main', '--cost', '1', '--config', file);
       expect(denied.code).toBe(75);
-      expect(denied.stdout).toMatch(/^denied: 1 unit of main\/units \(manual\): blocked until /);
+      expect(denied.stdout).toMatch(/^denied: 1 unit of main\/units \(scheduled\): blocked until /);
       expect(
         (await cli('spend', 'main', '--cost', '1', '--bucket', 'search.list', '--config', file)).code,
       ).toBe(0);

@@ -8,7 +8,7 @@ describe('usage mistakes', () => {
       [['status', '--bogus'], /unknown option '--bogus'/],
       [['status', '--jsn'], /unknown option '--jsn' \(Did you mean --json\?\)/],
       [['spend', 'default', '--cost', 'abc'], /'--cost <n>' argument 'abc' is invalid/],
-      [['spend', 'default'], /required option '--cost <n>' not specified/],
+      [['spend', 'default'], /--cost: give --method, or --cost \(with --bucket\)/],
       [['spend', '--cost', '1'], /missing required argument 'credential'/],
       [['statu'], /unknown command 'statu'/],
     ] as const) {

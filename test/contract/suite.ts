@@ -467,6 +467,83 @@ export function describeLedgerContract(target: ContractTarget): void {
       });
     });
 
+    describe('entries chosen by the caller: a spend happens once', () => {
+      const entryKey = (k: string) =>
+        `${k.slice(0, k.indexOf('}') + 1)}:entry:${k.slice(-12).replace(/[^\w]/g, '')}`;
+
+      it('answers a repeated entry with its first decision and charges it once', async () => {
+        const k = key('entry-once');
+        const entry = { key: entryKey(k), id: 'job-1.a_b', request: 'r1' };
+        const first = await ledger.spend({ budgets: [budget(k, 10)], cost: 4, tag: 't', entry });
+        assert(first.allowed);
+        expect(first.id).toBe('job-1.a_b:4:t');
+        expect(first.replayed).toBeUndefined();
+        await ledger.spend({ budgets: [budget(k, 10)], cost: 1 });
+        const again = await ledger.spend({ budgets: [budget(k, 10)], cost: 4, tag: 't', entry });
+        expect(again).toMatchObject({
+          allowed: true,
+          id: first.id,
+          remaining: 6,
+          at: first.at,
+          replayed: true,
+        });
+        expect((await ledger.peek({ key: k, windowMs: HOUR })).used).toBe(5);
+        expect(await ledger.recallEntry(entry.key)).toBe('r1');
+        // Recall-only answers the same; a refund of the replayed decision takes the one entry back.
+        const recalled = await ledger.spend({
+          budgets: [budget(k, 10)],
+          cost: 4,
+          tag: 't',
+          entry: { ...entry, recallOnly: true },
+        });
+        expect(recalled).toMatchObject({ allowed: true, replayed: true });
+        await ledger.refund(recalled);
+        expect((await ledger.peek({ key: k, windowMs: HOUR })).used).toBe(1);
+      });
+
+      it('remembers a denial as the first answer too', async () => {
+        const k = key('entry-denied');
+        await ledger.spend({ budgets: [budget(k, 3)], cost: 3 });
+        const entry = { key: entryKey(k), id: 'd1', request: 'r' };
+        const first = await ledger.spend({ budgets: [budget(k, 3)], cost: 2, entry });
+        expect(first).toMatchObject({ allowed: false, limitedBy: k, remaining: 0 });
+        const again = await ledger.spend({ budgets: [budget(k, 3)], cost: 2, entry });
+        expect(again).toMatchObject({ ...first, replayed: true });
+      });
+
+      it('refuses the same id with another request, and a recall of an unknown entry', async () => {
+        const k = key('entry-conflict');
+        const entry = { key: entryKey(k), id: 'c1', request: 'first' };
+        await ledger.spend({ budgets: [budget(k, 10)], cost: 1, entry });
+        await expect(
+          ledger.spend({ budgets: [budget(k, 10)], cost: 2, entry: { ...entry, request: 'second' } }),
+        ).rejects.toMatchObject({ code: 'QG_ENTRY_CONFLICT' });
+        await expect(
+          ledger.spend({
+            budgets: [budget(k, 10)],
+            cost: 1,
+            entry: { key: `${entry.key}x`, id: 'c2', request: 'first', recallOnly: true },
+          }),
+        ).rejects.toMatchObject({ code: 'QG_ENTRY_UNKNOWN' });
+        expect(await ledger.recallEntry(`${entry.key}x`)).toBeUndefined();
+        expect((await ledger.peek({ key: k, windowMs: HOUR })).used).toBe(1);
+        await expect(
+          ledger.spend({ budgets: [budget(k, 10)], cost: 1, entry: { ...entry, id: 'no:colons' } }),
+        ).rejects.toMatchObject({ code: 'QG_INVALID_ARGUMENT', field: 'entry.id' });
+      });
+
+      it('forgets an entry once its longest window has passed', async () => {
+        const k = key('entry-expiry');
+        const entry = { key: entryKey(k), id: 'e1', request: 'r' };
+        const first = await ledger.spend({ budgets: [budget(k, 10, 300)], cost: 1, entry });
+        await sleep(300 + 1000 + 100);
+        const later = await ledger.spend({ budgets: [budget(k, 10, 300)], cost: 1, entry });
+        expect(later.allowed).toBe(true);
+        expect(later.replayed).toBeUndefined();
+        expect(later.at).toBeGreaterThan(first.at);
+      });
+    });
+
     it('answers ping and closes twice without complaint', async () => {
       const l = await target.open();
       await l.ping();

@@ -1,5 +1,6 @@
 /** `quota-guard run`: the action (its options are declared in src/cli/commands/run.ts). */
 
+import { InvalidArgumentError } from '../../errors.js';
 import { abortOnSignals } from '../../job-library/job-run.js';
 import { DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/http-address.js';
 import { startService } from '../../scheduler/service.js';
@@ -13,6 +14,9 @@ export async function run(opts: RunOptions): Promise<number | undefined> {
     opts.http === undefined || opts.http === false
       ? undefined
       : parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : opts.http);
+  if ((opts.decisions || opts.tokens !== undefined) && !http) {
+    throw new InvalidArgumentError('--decisions', 'the decision API is served on --http: add --http');
+  }
   // A store that is down at start is the store-down policy's business (and /healthz says so).
   const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
   if (http && !isLoopback(http.host))
@@ -27,6 +31,9 @@ export async function run(opts: RunOptions): Promise<number | undefined> {
       credential,
       backfill: opts.backfill,
       ...(http ? { http } : {}),
+      ...(http && opts.decisions
+        ? { decisions: opts.tokens !== undefined ? { tokensFile: opts.tokens } : {} }
+        : {}),
     });
   } catch (e) {
     dispose();

@@ -12,6 +12,8 @@ import { type JobCommandOptions, jobOptions } from '../options.js';
 export interface RunOptions extends JobCommandOptions {
   http?: string | boolean;
   backfill: boolean;
+  decisions?: boolean;
+  tokens?: string;
 }
 
 export function register(program: Command): void {
@@ -25,6 +27,8 @@ export function register(program: Command): void {
         '--http [address]',
         `serve the status page (/), /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
       )
-      .option('--no-backfill', 'schedule the trending jobs only'),
+      .option('--no-backfill', 'schedule the trending jobs only')
+      .option('--decisions', 'with --http: also serve the decision API under /v1/ (docs/http-api.md)')
+      .option('--tokens <file>', 'bearer tokens of the decision API (required beyond loopback)'),
   ).action(lazyAction(() => import('../actions/run.js')));
 }

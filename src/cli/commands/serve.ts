@@ -1,9 +1,12 @@
 /**
- * `quota-guard serve [--http [host:port]] [--refresh N]`: for jobs run from cron, serve the status
- * page (`/`), `/metrics` and `/healthz` from what the ledger's store holds — whichever host spent or
- * ran — until SIGINT/SIGTERM. It only reads: no job runs, nothing is spent or written.
+ * `quota-guard serve [--http [host:port]] [--refresh N] [--decisions [--tokens FILE]]`: for jobs run
+ * from cron, serve the status page (`/`), `/metrics` and `/healthz` from what the ledger's store
+ * holds — whichever host spent or ran — until SIGINT/SIGTERM. Without `--decisions` it only reads:
+ * no job runs, nothing is spent or written. With it, the decision API (`/v1/…`, docs/http-api.md)
+ * spends for jobs in any language.
  */
 import type { Command } from 'commander';
+import { ConfigError, InvalidArgumentError } from '../../errors.js';
 import {
   DEFAULT_HTTP_HOST,
   DEFAULT_HTTP_PORT,
@@ -16,6 +19,10 @@ import { type ConfigOptions, configOption, parsePositiveInt } from '../options.j
 interface ServeOptions extends ConfigOptions {
   http: string | boolean;
   refresh: number;
+  decisions?: boolean;
+  tokens?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 export function register(program: Command): void {
@@ -30,7 +37,17 @@ export function register(program: Command): void {
         `host:port to listen on (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
         true,
       )
-      .option('--refresh <seconds>', 'how often the status page reloads itself', parsePositiveInt, 30),
+      .option('--refresh <seconds>', 'how often the status page reloads itself', parsePositiveInt, 30)
+      .option(
+        '--decisions',
+        'also serve the decision API under /v1/ (spend, report, status): jobs spend over HTTP',
+      )
+      .option(
+        '--tokens <file>',
+        'bearer tokens of the decision API (required beyond loopback; docs/http-api.md)',
+      )
+      .option('--tls-cert <file>', 'serve HTTPS: the certificate chain (PEM)')
+      .option('--tls-key <file>', 'serve HTTPS: the private key (PEM)'),
   ).action(
     action(async (opts: ServeOptions) => {
       const [
@@ -52,6 +69,23 @@ export function register(program: Command): void {
       ]);
       const config = await loadCliConfig(opts.config);
       const http = parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : String(opts.http));
+      if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) {
+        throw new InvalidArgumentError('--tls-cert', 'HTTPS needs both --tls-cert and --tls-key');
+      }
+      if (opts.tokens !== undefined && !opts.decisions) {
+        throw new InvalidArgumentError('--tokens', 'is for the decision API: add --decisions');
+      }
+      if (opts.decisions && opts.tokens === undefined && !isLoopback(http.host)) {
+        throw new ConfigError(
+          [
+            `the decision API serves beyond loopback (${http.host}) only with bearer tokens: give --tokens <file> (docs/http-api.md)`,
+          ],
+          'QG_CONFIG_INVALID',
+          { field: '--tokens' },
+        );
+      }
+      const api = opts.decisions ? await import('../../api/index.js') : undefined;
+      const tls = opts.tlsCert && opts.tlsKey ? api?.readTls(opts.tlsCert, opts.tlsKey) : undefined;
       // A store that is down at start: /healthz says so and the page answers 503 until it is back.
       const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
       let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
@@ -61,9 +95,23 @@ export function register(program: Command): void {
         history = await openRunHistory(config.store);
         const h = history;
         const metrics = metricsMod.createMetrics({ config, ledger, history: h });
-        // Only for the backfill's pacing line: this guard never spends.
-        const guard = (await import('../../guard/guard.js')).createGuard({ config, ledger, logger });
+        // Without --decisions only for the backfill's pacing line: this guard never spends.
+        const guard = (await import('../../guard/guard.js')).createGuard({
+          config,
+          ledger,
+          logger,
+          onEvent: metrics.guardEvent,
+        });
+        const routes = api?.decisionApiFor({
+          guard,
+          host: http.host,
+          ...(opts.tokens !== undefined ? { tokensFile: opts.tokens } : {}),
+          logger,
+          onRequest: metrics.apiRequest,
+        });
         srv = await server.startMetricsServer({
+          ...(routes ? { routes } : {}),
+          ...(tls ? { tls } : {}),
           metrics,
           ledger,
           page: async () =>
@@ -79,7 +127,9 @@ export function register(program: Command): void {
           logger.warn({ host: http.host }, 'serving the status page beyond loopback');
         logger.info(
           { url: srv.url },
-          `serving ${srv.url}/metrics, ${srv.url}/healthz and the status page at ${srv.url}/ (reading the ledger only)`,
+          routes
+            ? `serving the decision API at ${srv.url}/v1/, ${srv.url}/metrics, ${srv.url}/healthz and the status page at ${srv.url}/`
+            : `serving ${srv.url}/metrics, ${srv.url}/healthz and the status page at ${srv.url}/ (reading the ledger only)`,
         );
         await new Promise<void>((resolve) => {
           if (signal.aborted) resolve();

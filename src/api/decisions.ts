@@ -1,0 +1,343 @@
+/**
+ * The decision API under `/v1/` (docs/http-api.md, docs/openapi.yaml): any language spends from the
+ * one budget over HTTP/1.1 with keep-alive. It keeps no state of its own: what it remembers (entry
+ * ids and their first decisions) is in the ledger's store, so every instance over one store
+ * answers alike.
+ *
+ * - `POST /v1/spend`: one guard decision. A denial is a 200 answer (with Retry-After and the
+ *   resume time), as is a store that is down (`reason: store-down`: the caller's fail mode decides).
+ * - `POST /v1/report`: what became of an entry's call (sent, never sent, exhausted), idempotent.
+ * - `GET /v1/status`: the credentials' buckets, as `quota-guard status --json` shows them.
+ *
+ * Every failure is a JSON `{ error: { code, message, field? } }` with a 4xx (or 503 when the store
+ * is down for a report or a status); a refused request records nothing.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isQuotaGuardError, type QuotaGuardError } from '../errors.js';
+import type { Guard } from '../guard/guard.js';
+import { quotaStatus } from '../guard/status.js';
+import type { SpendArgs, SpendOutcome } from '../guard/types.js';
+import type { Logger } from '../logger.js';
+import { type ReportBody, reportBody, type SpendBody, spendBody } from './requests.js';
+import { type ApiClient, LOCAL_CLIENT, type TokenFile } from './tokens.js';
+
+/** Largest request body accepted (bytes); a spend is about 150. */
+export const MAX_BODY_BYTES = 8 * 1024;
+
+export type ApiRoute = 'spend' | 'report' | 'status' | 'other';
+
+export interface DecisionApiOptions {
+  guard: Guard;
+  /** The bearer tokens; absent: no auth, which `serve` allows on loopback only. */
+  tokens?: TokenFile;
+  logger?: Logger;
+  /** Called once per request answered: route, outcome (a decision's reason or an error name), client name. */
+  onRequest?: (route: ApiRoute, outcome: string, client: string) => void;
+}
+
+/** A request handler for `/v1/…`: returns false for any other path (the caller serves those). */
+export type DecisionApi = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+class HttpFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+const JSON_TYPE = 'application/json';
+
+function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': JSON_TYPE,
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** The body as parsed JSON; a body over the limit or not JSON is an HttpFailure. */
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > MAX_BODY_BYTES) {
+      reject(new HttpFailure(413, 'too_large', `the body is over ${MAX_BODY_BYTES} bytes`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        failed = true;
+        reject(new HttpFailure(413, 'too_large', `the body is over ${MAX_BODY_BYTES} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (failed) return;
+      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new HttpFailure(400, 'malformed_json', 'the body is not JSON'));
+      }
+    });
+    req.on('error', () => {
+      failed = true;
+      reject(new HttpFailure(400, 'aborted', 'the request was not received whole'));
+    });
+  });
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** A spend's answer: the guard's SpendOutcome values, times absolute as ISO and epoch ms. */
+export function spendAnswer(o: SpendOutcome, entry: string): Record<string, unknown> {
+  const storeDown = o.reason === 'fail-open' || o.reason === 'store-down';
+  const resumeAtMs = o.at + o.retryAfterMs;
+  return {
+    allowed: storeDown ? false : o.allowed,
+    reason: storeDown ? 'store-down' : o.reason,
+    entry,
+    replayed: o.replayed === true,
+    credential: o.credential,
+    bucket: o.bucket,
+    ...(o.method !== undefined ? { method: o.method } : {}),
+    tier: o.tier,
+    cost: o.cost,
+    tag: o.tag,
+    ceiling: o.ceiling,
+    ...(o.remaining !== undefined ? { remaining: o.remaining } : {}),
+    retryAfterMs: o.retryAfterMs,
+    resumeAt: iso(resumeAtMs),
+    resumeAtMs,
+    ...(o.limitedBy !== undefined ? { limitedBy: o.limitedBy } : {}),
+    ...(o.blockedUntil !== undefined
+      ? { blockedUntil: iso(o.blockedUntil), blockedUntilMs: o.blockedUntil }
+      : {}),
+    at: o.at,
+  };
+}
+
+/** A QuotaGuardError as an HTTP status: the caller's mistakes are 4xx, a store that is down 503. */
+function statusOf(e: QuotaGuardError): number {
+  switch (e.code) {
+    case 'QG_ENTRY_CONFLICT':
+      return 409;
+    case 'QG_ENTRY_UNKNOWN':
+    case 'QG_UNKNOWN_CREDENTIAL':
+      return 404;
+    case 'QG_STORE_UNAVAILABLE':
+      return 503;
+    case 'QG_INVALID_ARGUMENT':
+    case 'QG_COST_EXCEEDS_LIMIT':
+    case 'QG_UNKNOWN_METHOD':
+    case 'QG_UNKNOWN_BUCKET':
+    case 'QG_WINDOW_MISMATCH':
+      return 400;
+    default:
+      return 500;
+  }
+}
+
+function mayUse(client: ApiClient, credential: string): boolean {
+  return client.credentials.includes('*') || client.credentials.includes(credential);
+}
+
+function forbidden(message: string): HttpFailure {
+  return new HttpFailure(403, 'forbidden', message);
+}
+
+const newEntryId = (): string => randomBytes(12).toString('base64url');
+
+function isLoopbackAddress(a: string | undefined): boolean {
+  return a !== undefined && (a === '::1' || a.startsWith('127.') || a.startsWith('::ffff:127.'));
+}
+
+export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
+  const { guard, tokens } = o;
+  const count = o.onRequest ?? (() => {});
+
+  /** The caller, from its bearer token (or the local client without a tokens file). */
+  function who(req: IncomingMessage): ApiClient {
+    if (!tokens) {
+      if (!isLoopbackAddress(req.socket.remoteAddress)) {
+        throw forbidden('the decision API serves callers beyond loopback only with a tokens file');
+      }
+      return LOCAL_CLIENT;
+    }
+    const h = req.headers.authorization;
+    const m = h === undefined ? null : /^Bearer +(\S{1,512})\s*$/i.exec(h);
+    const client = m ? tokens.authenticate(m[1]!) : undefined;
+    if (!client) throw new HttpFailure(401, 'unauthorized', 'a valid bearer token is required');
+    return client;
+  }
+
+  async function spend(body: SpendBody, client: ApiClient): Promise<SpendOutcome> {
+    if (!mayUse(client, body.credential)) {
+      throw forbidden(`token '${client.name}' may not spend credential '${body.credential}'`);
+    }
+    if (!client.tiers.includes(body.tier)) {
+      throw forbidden(`token '${client.name}' may not spend the ${body.tier} tier`);
+    }
+    const args: SpendArgs = {
+      credential: body.credential,
+      tier: body.tier,
+      tag: `${client.name}:${body.tag ?? body.method ?? body.bucket}`,
+      // The answer says the store is down and the caller's own fail mode decides; 'open' keeps an
+      // unanswered spend as it lands (a retry with its entry id is then answered as it was).
+      failMode: 'open',
+      entry: body.entry ?? newEntryId(),
+      ...(body.method !== undefined ? { method: body.method } : {}),
+      ...(body.bucket !== undefined ? { bucket: body.bucket } : {}),
+      ...(body.cost !== undefined ? { cost: body.cost } : {}),
+    };
+    return guard.spend(args);
+  }
+
+  async function report(body: ReportBody, client: ApiClient): Promise<Record<string, unknown>> {
+    if (!mayUse(client, body.credential)) {
+      throw forbidden(`token '${client.name}' may not report for credential '${body.credential}'`);
+    }
+    if (body.outcome === 'exhausted' && !client.mayBlock) {
+      throw forbidden(`token '${client.name}' may not report an exhausted quota`);
+    }
+    const args = await guard.recallEntry(body.credential, body.entry);
+    // Another client's entry is as unknown to this one as an entry never spent.
+    if (!args?.tag?.startsWith(`${client.name}:`)) {
+      throw new HttpFailure(
+        404,
+        'QG_ENTRY_UNKNOWN',
+        `entry '${body.entry}' is not known: never spent, or its window has passed`,
+      );
+    }
+    const spent = await guard.spend({ ...args, failMode: 'closed', entry: body.entry, recallOnly: true });
+    if (spent.reason === 'store-down' || spent.reason === 'fail-open') {
+      throw new HttpFailure(
+        503,
+        'QG_STORE_UNAVAILABLE',
+        'the ledger store is unavailable; report again later',
+      );
+    }
+    await guard.report(
+      spent,
+      body.outcome === 'exhausted'
+        ? {
+            kind: 'exhausted',
+            ...(body.until !== undefined ? { until: body.until } : {}),
+            ...(body.reason !== undefined ? { reason: `${body.reason} (reported by ${client.name})` } : {}),
+          }
+        : { kind: body.outcome },
+    );
+    return {
+      entry: body.entry,
+      outcome: body.outcome,
+      credential: spent.credential,
+      bucket: spent.bucket,
+      allowed: spent.allowed,
+    };
+  }
+
+  async function status(req: IncomingMessage, client: ApiClient): Promise<unknown> {
+    const credential = new URL(req.url ?? '/', 'http://x').searchParams.get('credential') ?? undefined;
+    if (credential !== undefined && !mayUse(client, credential)) {
+      throw forbidden(`token '${client.name}' may not read credential '${credential}'`);
+    }
+    const r = await quotaStatus(guard.config, guard.ledger, {
+      pacer: guard.pacer,
+      ...(credential !== undefined ? { credential } : {}),
+    });
+    return { ...r, credentials: r.credentials.filter((c) => mayUse(client, c.id)) };
+  }
+
+  function fail(res: ServerResponse, route: ApiRoute, client: string, e: unknown): void {
+    let status: number;
+    let error: { code: string; message: string; field?: string };
+    if (e instanceof HttpFailure) {
+      status = e.status;
+      error = { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) };
+    } else if (isQuotaGuardError(e)) {
+      status = statusOf(e);
+      error = { code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) };
+    } else {
+      status = 500;
+      error = { code: 'QG_INTERNAL', message: 'internal error' };
+      o.logger?.error?.({ route, error: (e as Error)?.message }, 'decision API: internal error');
+    }
+    if (status >= 500 && status !== 503) {
+      o.logger?.error?.({ route, code: error.code }, 'decision API: request failed');
+    }
+    count(route, String(status), client);
+    // A body left unread (too large) would be taken for the next request: close the connection.
+    send(res, status, { error }, status === 413 ? { connection: 'close' } : undefined);
+  }
+
+  return (req, res) => {
+    const url = req.url ?? '/';
+    if (!url.startsWith('/v1/')) return false;
+    const path = url.split('?', 1)[0];
+    const route: ApiRoute =
+      path === '/v1/spend'
+        ? 'spend'
+        : path === '/v1/report'
+          ? 'report'
+          : path === '/v1/status'
+            ? 'status'
+            : 'other';
+    let client = '-';
+    const run = async (): Promise<void> => {
+      if (route === 'other')
+        throw new HttpFailure(404, 'not_found', 'no such route: see /v1/spend, /v1/report, /v1/status');
+      const wantMethod = route === 'status' ? 'GET' : 'POST';
+      if (req.method !== wantMethod) {
+        throw new HttpFailure(405, 'method_not_allowed', `${path} takes ${wantMethod}`);
+      }
+      const c = who(req);
+      client = c.name;
+      if (route === 'status') {
+        const body = await status(req, c);
+        count(route, 'ok', client);
+        send(res, 200, body);
+        return;
+      }
+      const raw = await readJson(req);
+      if (route === 'spend') {
+        const body = spendBody(raw);
+        const outcome = await spend(body, c);
+        const answer = spendAnswer(outcome, outcome.entry ?? '');
+        count(route, outcome.replayed ? 'replayed' : String(answer['reason']), client);
+        send(
+          res,
+          200,
+          answer,
+          outcome.retryAfterMs > 0
+            ? { 'retry-after': String(Math.ceil(outcome.retryAfterMs / 1000)) }
+            : undefined,
+        );
+        return;
+      }
+      const answer = await report(reportBody(raw), c);
+      count(route, String(answer['outcome']), client);
+      send(res, 200, answer);
+    };
+    run().catch((e: unknown) => {
+      // A body not read (refused before reading) must not be taken for the next request.
+      if (!req.complete) res.setHeader('connection', 'close');
+      fail(res, route, client, e);
+    });
+    return true;
+  };
+}

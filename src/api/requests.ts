@@ -1,0 +1,124 @@
+/**
+ * The decision API's request bodies, checked field by field (docs/openapi.yaml describes the same):
+ * a field of the wrong type, an unknown field or a value out of range is a 400 naming the field,
+ * before anything reaches the guard.
+ */
+import { TIERS, type Tier } from '../config/types.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { CallOutcome } from '../guard/report.js';
+
+export const ENTRY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+const NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
+export const MAX_CLIENT_TAG = 150;
+export const MAX_REASON = 300;
+
+export interface SpendBody {
+  credential: string;
+  method?: string;
+  bucket?: string;
+  cost?: number;
+  tier: Tier;
+  tag?: string;
+  entry?: string;
+}
+
+export interface ReportBody {
+  credential: string;
+  entry: string;
+  outcome: CallOutcome['kind'];
+  /** Exhausted until (epoch ms). */
+  until?: number;
+  reason?: string;
+}
+
+function object(body: unknown, allowed: readonly string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidArgumentError('body', 'must be a JSON object');
+  }
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) throw new InvalidArgumentError(k, 'is not a field of this request');
+  }
+  return body as Record<string, unknown>;
+}
+
+function text(o: Record<string, unknown>, field: string, pattern: RegExp, what: string): string | undefined {
+  const v = o[field];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !pattern.test(v)) throw new InvalidArgumentError(field, `must be ${what}`);
+  return v;
+}
+
+function required<T>(v: T | undefined, field: string): T {
+  if (v === undefined) throw new InvalidArgumentError(field, 'is required');
+  return v;
+}
+
+const SPEND_FIELDS = ['credential', 'method', 'bucket', 'cost', 'tier', 'tag', 'entry'] as const;
+
+export function spendBody(body: unknown): SpendBody {
+  const o = object(body, SPEND_FIELDS);
+  const credential = required(text(o, 'credential', NAME, 'a credential id'), 'credential');
+  const method = text(o, 'method', NAME, 'an API method, e.g. videos.list');
+  const bucket = text(o, 'bucket', NAME, 'a bucket id');
+  const tier = o['tier'] ?? 'scheduled';
+  if (!(TIERS as readonly unknown[]).includes(tier)) {
+    throw new InvalidArgumentError('tier', `must be one of ${TIERS.join(', ')}`);
+  }
+  const cost = o['cost'];
+  if (cost !== undefined && (!Number.isSafeInteger(cost) || (cost as number) < 1)) {
+    throw new InvalidArgumentError('cost', 'must be an integer >= 1');
+  }
+  if (method === undefined && bucket === undefined) {
+    throw new InvalidArgumentError('method', 'a spend names a method, or a bucket (with a cost)');
+  }
+  const tag = o['tag'];
+  if (
+    tag !== undefined &&
+    (typeof tag !== 'string' || tag.length > MAX_CLIENT_TAG || /[\p{Cc}]/u.test(tag))
+  ) {
+    throw new InvalidArgumentError('tag', `must be text of at most ${MAX_CLIENT_TAG} characters`);
+  }
+  const entry = text(o, 'entry', ENTRY_ID, '1 to 64 characters of A-Z a-z 0-9 _ . -');
+  return {
+    credential,
+    tier: tier as Tier,
+    ...(method !== undefined ? { method } : {}),
+    ...(bucket !== undefined ? { bucket } : {}),
+    ...(cost !== undefined ? { cost: cost as number } : {}),
+    ...(tag !== undefined ? { tag: tag as string } : {}),
+    ...(entry !== undefined ? { entry } : {}),
+  };
+}
+
+const REPORT_FIELDS = ['credential', 'entry', 'outcome', 'until', 'reason'] as const;
+const OUTCOMES = ['sent', 'never-sent', 'exhausted'] as const;
+
+export function reportBody(body: unknown): ReportBody {
+  const o = object(body, REPORT_FIELDS);
+  const credential = required(text(o, 'credential', NAME, 'a credential id'), 'credential');
+  const entry = required(text(o, 'entry', ENTRY_ID, '1 to 64 characters of A-Z a-z 0-9 _ . -'), 'entry');
+  const outcome = o['outcome'];
+  if (!(OUTCOMES as readonly unknown[]).includes(outcome)) {
+    throw new InvalidArgumentError('outcome', `must be one of ${OUTCOMES.join(', ')}`);
+  }
+  let until: number | undefined;
+  const u = o['until'];
+  if (u !== undefined) {
+    if (outcome !== 'exhausted') throw new InvalidArgumentError('until', 'only with outcome exhausted');
+    until = typeof u === 'number' ? u : typeof u === 'string' ? Date.parse(u) : Number.NaN;
+    if (!Number.isSafeInteger(until) || until <= 0) {
+      throw new InvalidArgumentError('until', 'must be an ISO 8601 time or epoch milliseconds');
+    }
+  }
+  const reason = o['reason'];
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON)) {
+    throw new InvalidArgumentError('reason', `must be text of at most ${MAX_REASON} characters`);
+  }
+  return {
+    credential,
+    entry,
+    outcome: outcome as ReportBody['outcome'],
+    ...(until !== undefined ? { until } : {}),
+    ...(reason !== undefined ? { reason: reason as string } : {}),
+  };
+}

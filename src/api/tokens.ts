@@ -1,0 +1,173 @@
+/**
+ * Who may use the decision API: bearer tokens from a file the operator keeps (never the command
+ * line, never the config). The file holds each token's SHA-256, not the token; a presented token is
+ * hashed and compared with every entry in constant time (`timingSafeEqual`), so neither the file
+ * nor the comparison gives a token away. The file is read again when it changes (checked at most
+ * once a second), without a restart; a change that does not parse keeps the tokens in force and
+ * is logged once. Tokens are never logged, only their names.
+ *
+ * ```yaml
+ * tokens:
+ *   - name: php-cron              # shown in metrics, logs and spend tags
+ *     sha256: 9f86d08…            # printf %s "$TOKEN" | sha256sum
+ *     credentials: [default]      # or ['*']
+ *     tiers: [scheduled]          # of scheduled, backfill, manual
+ *     mayBlock: true              # may report an exhausted quota (blocks the bucket for everyone)
+ * ```
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { TIERS, type Tier } from '../config/types.js';
+import { parseYaml } from '../config/yaml.js';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+export interface ApiClient {
+  /** The token's name (`local` without a tokens file, on loopback). */
+  name: string;
+  /** Credential ids it may spend, or `*`. */
+  credentials: readonly string[];
+  tiers: readonly Tier[];
+  /** May report an exhausted quota, which blocks a bucket for every job. */
+  mayBlock: boolean;
+}
+
+interface TokenEntry extends ApiClient {
+  hash: Buffer;
+}
+
+/** Who calls without a tokens file: only served on loopback. */
+export const LOCAL_CLIENT: ApiClient = { name: 'local', credentials: ['*'], tiers: TIERS, mayBlock: true };
+
+const NAME = /^[A-Za-z0-9_.-]{1,40}$/;
+
+function problem(file: string, what: string): ConfigError {
+  return new ConfigError([`tokens file '${file}': ${what}`], 'QG_CONFIG_INVALID', { field: '--tokens' });
+}
+
+/** The file's tokens; throws a ConfigError naming the entry and field at fault (never a token). */
+export function parseTokens(file: string, text: string): TokenEntry[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch {
+    throw problem(file, 'is not valid YAML or JSON');
+  }
+  const list = (doc as { tokens?: unknown } | null)?.tokens;
+  if (!Array.isArray(list)) throw problem(file, 'must have a `tokens:` list');
+  const names = new Set<string>();
+  return list.map((raw, i) => {
+    const at = `tokens[${i}]`;
+    const t = (raw ?? {}) as Record<string, unknown>;
+    if (typeof t['name'] !== 'string' || !NAME.test(t['name'])) {
+      throw problem(file, `${at}.name must be 1-40 characters of A-Z a-z 0-9 _ . -`);
+    }
+    if (names.has(t['name'])) throw problem(file, `${at}.name '${t['name']}' appears twice`);
+    names.add(t['name']);
+    const hash = t['sha256'];
+    if (typeof hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(hash)) {
+      throw problem(file, `${at}.sha256 must be the token's SHA-256 in hex (64 characters)`);
+    }
+    const creds = t['credentials'];
+    if (!Array.isArray(creds) || creds.length === 0 || !creds.every((c) => typeof c === 'string')) {
+      throw problem(file, `${at}.credentials must be a list of credential ids (or ['*'])`);
+    }
+    const tiers = t['tiers'] ?? ['scheduled'];
+    if (!Array.isArray(tiers) || !tiers.every((x) => (TIERS as readonly unknown[]).includes(x))) {
+      throw problem(file, `${at}.tiers must be a list of ${TIERS.join(', ')}`);
+    }
+    if (t['mayBlock'] !== undefined && typeof t['mayBlock'] !== 'boolean') {
+      throw problem(file, `${at}.mayBlock must be true or false`);
+    }
+    return {
+      name: t['name'],
+      hash: Buffer.from(hash, 'hex'),
+      credentials: creds as string[],
+      tiers: tiers as Tier[],
+      mayBlock: t['mayBlock'] === true,
+    };
+  });
+}
+
+export function sha256(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+export class TokenFile {
+  readonly #file: string;
+  readonly #logger: Logger | undefined;
+  #entries: TokenEntry[];
+  #stamp: string;
+  #checkedAt = 0;
+
+  /** Reads the file now: a missing or malformed file is a ConfigError (exit 78). */
+  constructor(file: string, logger?: Logger) {
+    this.#file = file;
+    this.#logger = logger;
+    this.#stamp = this.#stat();
+    this.#entries = this.#read();
+  }
+
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  #stat(): string {
+    try {
+      const s = statSync(this.#file);
+      return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    } catch {
+      throw problem(this.#file, 'cannot be read');
+    }
+  }
+
+  #read(): TokenEntry[] {
+    let text: string;
+    try {
+      text = readFileSync(this.#file, 'utf8');
+    } catch {
+      throw problem(this.#file, 'cannot be read');
+    }
+    return parseTokens(this.#file, text);
+  }
+
+  /** Re-read when the file changed (looked at most once a second). */
+  #refresh(): void {
+    const now = Date.now();
+    if (now - this.#checkedAt < 1000) return;
+    this.#checkedAt = now;
+    let stamp: string;
+    try {
+      stamp = this.#stat();
+    } catch {
+      return;
+    }
+    if (stamp === this.#stamp) return;
+    this.#stamp = stamp;
+    try {
+      this.#entries = this.#read();
+      this.#logger?.info({ tokens: this.#entries.map((e) => e.name) }, 'tokens file read again');
+    } catch (e) {
+      this.#logger?.error?.(
+        { error: (e as Error).message },
+        'tokens file changed but cannot be used; the previous tokens stay in force',
+      );
+    }
+  }
+
+  /** Forget when the file was last looked at (tests, and a reload signal). */
+  recheck(): void {
+    this.#checkedAt = 0;
+  }
+
+  /** The client a bearer token belongs to, or undefined. Every entry is compared, in constant time. */
+  authenticate(token: string): ApiClient | undefined {
+    this.#refresh();
+    const h = sha256(token);
+    let found: TokenEntry | undefined;
+    for (const e of this.#entries) {
+      if (timingSafeEqual(h, e.hash) && !found) found = e;
+    }
+    return found;
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * The Python and PHP clients (Debian's python3 and php-cli) and their cron examples against a real
+ * `serve --decisions`, a real Redis and the simulator, beside a Node job on the same credential.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { createGuard } from '../../src/guard/guard.js';
+import { openLedger } from '../../src/index.js';
+import type { Ledger } from '../../src/ledger/types.js';
+import { ANY_KEY_PROJECT, type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { cli } from '../cli/helpers.js';
+import { type Served, startServe, tokensFile, writeConfig } from './helpers.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '../..');
+const PY = join(ROOT, 'clients/python');
+const PHP = join(ROOT, 'clients/php');
+const DAY = 86_400_000;
+
+const cred = `cl${randomBytes(4).toString('hex')}`;
+let sim: Simulator;
+let served: Served;
+let ledger: Ledger;
+let secrets: Record<string, string>;
+let configPath: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+  const t = tokensFile([
+    { name: 'php-cron', credentials: [cred], tiers: ['scheduled'], mayBlock: true },
+    { name: 'py-cron', credentials: [cred], tiers: ['scheduled'], mayBlock: true },
+  ]);
+  secrets = t.secrets;
+  configPath = writeConfig({
+    store: inject('redisUrl'),
+    upstream: { baseUrl: sim.url },
+    credentials: [{ id: cred, apiKeyEnv: 'QG_CLIENTS_TEST_KEY' }],
+    regions: ['US', 'GB', 'DE', 'FR', 'IN'],
+  });
+  served = await startServe(configPath, ['--tokens', t.file]);
+  ledger = await openLedger(inject('redisUrl'));
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await served?.stop();
+  await ledger?.close();
+  await sim?.close();
+});
+
+/** Units the ledger holds for the credential, over every bucket. */
+async function recorded(): Promise<number> {
+  const config = loadConfig({ file: configPath, env: {} });
+  let sum = 0;
+  for (const b of Object.values(config.credential(cred).buckets)) {
+    sum += (await ledger.peek({ key: `qg:{${cred}}:${b.id}`, windowMs: DAY })).used;
+  }
+  return sum;
+}
+
+function env(token: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env['PATH'] ?? '',
+    QUOTA_GUARD_URL: served.url,
+    QUOTA_GUARD_TOKEN: token,
+    QUOTA_GUARD_CREDENTIAL: cred,
+    YOUTUBE_API_KEY: 'k-test',
+    YOUTUBE_BASE_URL: sim.url,
+    ...extra,
+  };
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function ran(p: Promise<{ stdout: string; stderr: string }>): Promise<Ran> {
+  return p.then(
+    (r) => ({ code: 0, ...r }),
+    (e: Ran) => e,
+  );
+}
+
+function python(args: string[], token: string, extra?: Record<string, string>): Promise<Ran> {
+  return ran(run('python3', args, { cwd: PY, env: env(token, extra) }));
+}
+
+function php(args: string[], token: string, extra?: Record<string, string>): Promise<Ran> {
+  return ran(run('php', args, { cwd: PHP, env: env(token, extra) }));
+}
+
+const events = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { event: string; refunded?: boolean; reason?: string; resumeAt?: string });
+
+describe('the cron examples', () => {
+  it('record exactly the units the simulator charged after PHP, Python and Node jobs on one credential', async () => {
+    const before = await recorded();
+    const charged = sim.charged();
+    const p = await php(['cron_example.php', 'US', 'GB'], secrets['php-cron']!);
+    expect(events(p.stdout).map((e) => e.event)).toEqual(['page', 'page']);
+    const y = await python(['cron_example.py', 'DE', 'FR'], secrets['py-cron']!);
+    expect(events(y.stdout).map((e) => e.event)).toEqual(['page', 'page']);
+    vi.stubEnv('QG_CLIENTS_TEST_KEY', 'k-test');
+    vi.stubEnv('LOG_LEVEL', 'silent');
+    expect((await cli('fetch', '-r', 'IN', '--config', configPath)).code).toBe(0);
+    const spent = (await recorded()) - before;
+    expect(spent).toBeGreaterThanOrEqual(5);
+    expect(spent).toBe(sim.charged() - charged);
+  });
+
+  it('refund a call the upstream refused to connect', async () => {
+    const before = await recorded();
+    const closed = { YOUTUBE_BASE_URL: 'http://127.0.0.1:9/youtube/v3' };
+    const p = await php(['cron_example.php', 'US'], secrets['php-cron']!, closed);
+    expect(events(p.stdout)).toEqual([{ event: 'unreachable', region: 'US', refunded: true }]);
+    const y = await python(['cron_example.py', 'US'], secrets['py-cron']!, closed);
+    expect(events(y.stdout)).toEqual([{ event: 'unreachable', region: 'US', refunded: true }]);
+    expect(await recorded()).toBe(before);
+  });
+
+  it('an exhaustion PHP reports blocks the Node job’s next call', async () => {
+    sim.spendBehind(ANY_KEY_PROJECT, 'units', 1_000_000);
+    const p = await php(['cron_example.php', 'US'], secrets['php-cron']!);
+    expect(p.code).toBe(75);
+    expect(events(p.stdout)).toEqual([{ event: 'stopped', region: 'US', reason: 'quotaExceeded' }]);
+    const config = loadConfig({ file: configPath, env: {} });
+    const guard = createGuard({ config, ledger });
+    const next = await guard.spend({ credential: cred, method: 'videos.list', tag: 'trending:FR' });
+    expect(next).toMatchObject({ allowed: false, reason: 'blocked' });
+    // And the Python job stops at once, saying when to resume.
+    const y = await python(['cron_example.py', 'DE'], secrets['py-cron']!);
+    expect(y.code).toBe(75);
+    const [stop] = events(y.stdout);
+    expect(stop).toMatchObject({ event: 'stopped', reason: 'blocked' });
+    expect(Date.parse(stop!.resumeAt!)).toBeGreaterThan(Date.now());
+    await ledger.unblock(`qg:{${cred}}:units`);
+  });
+});
+
+/**
+ * A loopback proxy in front of `serve` that drops the connection after every tenth request has
+ * been passed on, before its answer comes back: the spend has landed, the client never hears.
+ */
+async function droppingProxy(
+  target: URL,
+): Promise<{ url: string; dropped: () => number; close: () => Promise<void> }> {
+  let requests = 0;
+  let dropped = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect({ port: Number(target.port), host: target.hostname, noDelay: true });
+    client.setNoDelay(true);
+    sockets.add(client).add(upstream);
+    let drop = false;
+    client.on('data', (chunk) => {
+      if (chunk.includes('POST /v1/spend')) {
+        requests++;
+        if (requests % 10 === 0) drop = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (drop) {
+        dropped++;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dropped: () => dropped,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+describe('the Python client over a network that drops answers', () => {
+  it('retries 1,000 spends with every tenth connection dropped after the request: none charged twice', async () => {
+    const proxy = await droppingProxy(new URL(served.url));
+    const before = await recorded();
+    try {
+      const script = `
+import json, sys
+from quota_guard import QuotaGuard
+qg = QuotaGuard(sys.argv[1], token=sys.argv[2])
+allowed = replayed = 0
+for i in range(1000):
+    d = qg.spend(sys.argv[3], bucket="units", cost=1, tag="drops")
+    allowed += d.allowed
+    replayed += d.replayed
+print(json.dumps({"allowed": allowed, "replayed": replayed}))
+`;
+      const r = await run('python3', ['-c', script, proxy.url, secrets['py-cron']!, cred], { cwd: PY });
+      const out = JSON.parse(r.stdout) as { allowed: number; replayed: number };
+      expect(proxy.dropped()).toBeGreaterThanOrEqual(90);
+      expect(out.allowed).toBe(1000);
+      expect(out.replayed).toBe(proxy.dropped());
+      expect((await recorded()) - before).toBe(1000);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
