@@ -167,3 +167,30 @@ export function trendingRuns(
   );
   return { bucket: list.bucket, spends, ticks: ticks.filter((at) => at >= fromMs), perRegion };
 }
+
+/**
+ * What the schedules of a config run over an upstream day, as the guard's pacing takes it
+ * (`ScheduledNeed`, src/guard/pacing.ts): the trending runs of the jobs' credential (the first)
+ * on the bucket of `videos.list`, and the backfill's run starts.
+ */
+export function scheduledNeed(
+  config: Config,
+): (
+  credential: CredentialConfig,
+  start: number,
+  end: number,
+) => { scheduled: Map<string, Spend[]>; backfill: number[] } {
+  return (credential, start, end) => {
+    const scheduled = new Map<string, Spend[]>();
+    // Only the jobs' credential runs the schedules.
+    if (config.credentials[0]?.id === credential.id) {
+      const t = trendingRuns(config, credential, start, end);
+      scheduled.set(t.bucket, t.spends);
+    }
+    const b = config.schedules.backfill;
+    const backfill = cronRuns(b.cron, b.timeZone, start - b.staggerMs, end)
+      .map((at) => at + b.staggerMs)
+      .filter((at) => at >= start && at < end);
+    return { scheduled, backfill };
+  };
+}

@@ -4,9 +4,11 @@
  * module inside their actions (`await import`), so a command that does not open a ledger never
  * loads it.
  */
+
 import { existsSync } from 'node:fs';
 import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, Env } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../job-library/progress.js';
@@ -122,7 +124,12 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     logger.warn({ path: newFile }, 'created a new SQLite ledger: nothing was spent through this file before');
   }
   try {
-    return { config, ledger, guard: createGuard({ config, ledger, logger }), logger };
+    return {
+      config,
+      ledger,
+      guard: createGuard({ config, ledger, logger, scheduledNeed: scheduledNeed(config) }),
+      logger,
+    };
   } catch (e) {
     await ledger.close();
     throw e;

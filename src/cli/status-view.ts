@@ -4,10 +4,12 @@
  * first line of work, so the bundle reads the pieces status alone uses as one chunk, Luxon and
  * node-cron included.
  */
+
 import * as luxon from 'luxon';
 import * as nodeCron from 'node-cron';
 import { redactStoreUrl } from '../config/store-url.js';
 import type { Config } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { quotaStatus } from '../guard/status.js';
 import type { GuardLogger } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
@@ -30,7 +32,10 @@ export async function statusView(
   credential: string | undefined,
 ): Promise<StatusView> {
   const report: StatusView = {
-    ...(await quotaStatus(config, ledger, credential !== undefined ? { credential } : {})),
+    ...(await quotaStatus(config, ledger, {
+      scheduledNeed: scheduledNeed(config),
+      ...(credential !== undefined ? { credential } : {}),
+    })),
     ...storeLocations(config),
   };
   const history = await openRunHistory(config.store);

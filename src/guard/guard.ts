@@ -19,10 +19,10 @@ import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
-import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
+import { bucketOfUpstreamQuota } from '../profiles/profile.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
-import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
+import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine, type ScheduledNeed } from './pacing.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import { siteOf } from './tags.js';
 import type {
@@ -53,6 +53,11 @@ export interface GuardOptions {
   nextReset?: (timeZone: string, nowMs: number) => number;
   /** The upstream's day around a moment, for the backfill's pacing (default: the calendar day in the time zone). */
   upstreamDay?: DayOf;
+  /**
+   * What the schedules will spend today, held back from the backfill (default: nothing scheduled).
+   * The YouTube application passes `scheduledNeed(config)`, its trending runs.
+   */
+  scheduledNeed?: ScheduledNeed;
 }
 
 /** Carries a Stop out of `withRetries` (it is not a QuotaGuardError, so it is never retried). */
@@ -128,7 +133,7 @@ export class Guard {
     this.#now = opts.now ?? Date.now;
     this.#nextReset = opts.nextReset ?? nextMidnight;
     this.#settler = new Settler(this.ledger, this.#now, this.#settled);
-    this.pacer = new BackfillPacer(opts.config, opts.upstreamDay);
+    this.pacer = new BackfillPacer(opts.config, opts.upstreamDay, opts.scheduledNeed);
   }
 
   /**
@@ -292,7 +297,7 @@ export class Guard {
   #untilNeedDrops(line: PacingLine): number {
     const credential = this.config.credential(line.credential);
     const day = this.pacer.day(credential, line.at);
-    const runs = day.trending.get(line.bucket) ?? [];
+    const runs = day.scheduled.get(line.bucket) ?? [];
     const grace = this.config.maxSleepMs;
     const next = runs.find((r) => r.at + grace > line.at);
     return next ? next.at + grace - line.at + 1 : Math.max(1, line.dayEnd - line.at);
@@ -580,7 +585,8 @@ export class Guard {
     const credential = this.config.credential(spent.credential);
     const now = this.#now();
     const until = this.#nextReset(credential.timeZone, now);
-    const profile = getProfile(credential.profile, this.config.profiles);
+    const profiles = this.config.profiles;
+    const profile = Object.hasOwn(profiles, credential.profile) ? profiles[credential.profile] : undefined;
     const named = error.quota && profile ? bucketOfUpstreamQuota(profile, error.quota) : undefined;
     const bucket = named !== undefined && credential.buckets[named] !== undefined ? named : spent.bucket;
     const what = error.reason ?? 'quotaExceeded';

@@ -3,8 +3,10 @@
  * calls the upstream and nothing is recorded: the ledger is only read (the same figures `status`
  * shows), the cache only counted.
  */
+
 import { methodOf } from '../config/lookups.js';
 import type { Config, Tier } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { budgetCovers } from '../guard/keys.js';
 import { quotaStatus } from '../guard/status.js';
 import type { Ledger } from '../ledger/types.js';
@@ -64,7 +66,10 @@ export async function dryRun(
   let at = new Date().toISOString();
   for (const id of credentials) {
     const credential = config.credential(id);
-    const status = await quotaStatus(config, ledger, { credential: id });
+    const status = await quotaStatus(config, ledger, {
+      credential: id,
+      scheduledNeed: scheduledNeed(config),
+    });
     at = status.at;
     const groups = new Map<string, DryRunSpend[]>();
     for (const s of spends.filter((x) => x.credential === id)) {

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../src/cli/status.js';
 import { parseConfig } from '../../src/config/index.js';
+import { scheduledNeed } from '../../src/cron-runs.js';
 import { createGuard, type Guard, quotaStatus } from '../../src/guard/index.js';
 import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';
 import type { Ledger } from '../../src/ledger/types.js';
@@ -31,7 +32,8 @@ async function rig(raw: Record<string, unknown>): Promise<Rig> {
   const ledger = await openSqlite({ now });
   opened.push(ledger);
   const config = parseConfig(raw, { env: {} });
-  const guard = createGuard({ config, ledger, logger: capture(), now });
+  // The YouTube application's schedules: its trending runs are the scheduled need.
+  const guard = createGuard({ config, ledger, logger: capture(), now, scheduledNeed: scheduledNeed(config) });
   return { guard, ledger, at: (h) => (clock = DAY + h * HOUR) };
 }
 
@@ -109,7 +111,10 @@ describe('status shows what is held back and the line', () => {
     expect(
       (await r.guard.spend({ credential: 'c', bucket: 'units', cost: 100, tier: 'backfill' })).allowed,
     ).toBe(true);
-    const report = await quotaStatus(r.guard.config, r.ledger, { now: () => DAY + 12 * HOUR });
+    const report = await quotaStatus(r.guard.config, r.ledger, {
+      now: () => DAY + 12 * HOUR,
+      scheduledNeed: scheduledNeed(r.guard.config),
+    });
     const units = report.credentials[0]!.buckets.find((b) => b.id === 'units')!;
     expect(units.backfill).toEqual({
       scheduledNeed: 96,

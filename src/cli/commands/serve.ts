@@ -62,7 +62,12 @@ export function register(program: Command): void {
         const h = history;
         const metrics = metricsMod.createMetrics({ config, ledger, history: h });
         // Only for the backfill's pacing line: this guard never spends.
-        const guard = (await import('../../guard/guard.js')).createGuard({ config, ledger, logger });
+        const guard = (await import('../../guard/guard.js')).createGuard({
+          config,
+          ledger,
+          logger,
+          scheduledNeed: (await import('../../cron-runs.js')).scheduledNeed(config),
+        });
         srv = await server.startMetricsServer({
           metrics,
           ledger,
