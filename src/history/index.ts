@@ -1,2 +1,2 @@
-export { bucketsUsed, openRunHistory, summarise } from './history.js';
+export { openRunHistory } from './history.js';
 export * from './types.js';

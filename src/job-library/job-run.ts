@@ -6,8 +6,8 @@
 import { ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
-import { summarise } from '../history/index.js';
 import { childLogger, type Logger } from '../logger.js';
+import { summarise } from './run-summary.js';
 import type { JobContext, JobOutcome, JobResult } from './types.js';
 
 const OUTCOME_EXIT: Record<Exclude<JobOutcome, 'failed'>, ExitCode> = {
