@@ -137,20 +137,13 @@ export class JobRun {
       ...(end.stop !== undefined ? { stop: end.stop } : {}),
       ...(end.error !== undefined ? { errorCode: end.error.code } : {}),
     };
+    // The run is recorded once, in the run history (#remember); the cache only catches its
+    // full-text index up with the pages the run wrote.
     try {
-      this.ctx.cache.recordRun({
-        job: this.job,
-        startedAt: this.startedAt,
-        finishedAt,
-        outcome: end.outcome === 'done' ? 'ok' : end.outcome === 'failed' ? 'failed' : 'stopped',
-        pages: this.pages,
-        videos: this.videos,
-        units: this.units,
-        ...(end.reason !== undefined ? { detail: end.reason.slice(0, 500) } : {}),
-      });
+      this.ctx.cache.flush();
     } catch (e) {
       if (!isQuotaGuardError(e)) throw e;
-      this.logger.warn({ code: e.code }, `could not record the run in the cache: ${e.message}`);
+      this.logger.warn({ code: e.code }, `could not bring the cache's index up to date: ${e.message}`);
     }
     const log = {
       outcome: result.outcome,

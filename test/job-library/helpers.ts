@@ -9,6 +9,7 @@ import { openCache } from '../../src/cache/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { Config } from '../../src/config/types.js';
 import { bucketWindow, createGuard, type Guard } from '../../src/guard/index.js';
+import { openRunHistory } from '../../src/history/index.js';
 import type { JobContext } from '../../src/job-library/index.js';
 import { upstreamClients } from '../../src/job-library/upstream.js';
 import { openLedger } from '../../src/ledger/index.js';
@@ -47,6 +48,8 @@ export interface RigOptions {
   key?: string;
   /** Put no API key in the env. */
   noKey?: boolean;
+  /** Record finished runs in a run history kept in the ledger's store, as the CLI does. */
+  history?: boolean;
 }
 
 /** A distinctive key, so a test can grep output for it. */
@@ -74,18 +77,28 @@ export async function rig(options: RigOptions = {}): Promise<Rig> {
     },
     { env: options.noKey ? {} : { [KEY_ENV]: key } },
   );
-  const ledger = await openLedger(options.store ?? `sqlite:${tmpPath('ledger.db')}`, {
+  const storeUrl = options.store ?? `sqlite:${tmpPath('ledger.db')}`;
+  const ledger = await openLedger(storeUrl, {
     ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
   });
   const log = capture();
   const guard = createGuard({ config, ledger, logger: log, onEvent: log.onEvent });
   const cache = openCache(config.cache.path);
   const upstream = upstreamClients(config);
+  const history = options.history
+    ? await openRunHistory({
+        url: storeUrl,
+        kind: ledger.kind,
+        from: 'file',
+        ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
+      })
+    : undefined;
   return {
     config,
     guard,
     cache,
     upstream,
+    ...(history !== undefined ? { history } : {}),
     logger: log,
     sim,
     key,
@@ -93,6 +106,7 @@ export async function rig(options: RigOptions = {}): Promise<Rig> {
     log,
     async close() {
       await upstream.close();
+      await history?.close();
       cache.close();
       await ledger.close();
       if (ownSim) await sim.close();
