@@ -12,6 +12,7 @@ import type { createTask } from 'node-cron';
 import type { Config, CredentialConfig } from './config/types.js';
 import { InvalidArgumentError } from './errors.js';
 import { luxon, nodeCron } from './time-libs.js';
+import { trendingMethod, trendingUnits } from './trending-spend.js';
 
 const DAY_MS = 86_400_000;
 /** Runs enumerated for one schedule at most (a schedule every second over 8 days is 691,200). */
@@ -152,10 +153,8 @@ export function trendingRuns(
   toMs: number,
 ): TrendingRuns {
   const t = config.schedules.trending;
-  const list = credential.methods['videos.list']!;
-  const perRegion = config.regions.map(
-    (r) => Math.max(1, config.categories[r]?.length ?? 0) * t.maxPages * list.cost,
-  );
+  const list = trendingMethod(credential);
+  const perRegion = config.regions.map((r) => trendingUnits(config, credential, r));
   const lastStagger = Math.max(0, config.regions.length - 1) * t.staggerMs;
   const ticks = cronRuns(t.cron, t.timeZone, fromMs - lastStagger, toMs);
   const spends = mergeSpends(
