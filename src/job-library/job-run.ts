@@ -3,7 +3,7 @@
  * spent, retries by the guard's retry helper), counting what the run spent, turning stops and
  * errors into a `JobResult`, recording the run in the cache, and the exit code a process ends with.
  */
-import { ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
+import { ConfigError, ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
 import { childLogger, type Logger } from '../logger.js';
@@ -194,7 +194,7 @@ export class JobRun {
 export function jobCredential(ctx: JobContext, credential: string | undefined): string {
   if (credential !== undefined) return ctx.config.credential(credential).id;
   const first = ctx.config.credentials[0];
-  if (first === undefined) throw new Error('config has no credentials');
+  if (first === undefined) throw new ConfigError(['the config has no credentials']);
   return first.id;
 }
 
