@@ -126,7 +126,7 @@ export function maxInDay(spends: readonly Spend[], timeZone: string, fromMs: num
 }
 
 /** Merge several time-sorted spend lists into one. */
-export function mergeSpends(lists: ReadonlyArray<readonly Spend[]>): Spend[] {
+function mergeSpends(lists: ReadonlyArray<readonly Spend[]>): Spend[] {
   return lists.flat().sort((a, b) => a.at - b.at);
 }
 

@@ -10,7 +10,7 @@ import { TOKENIZER_VERSION } from './tokenize.js';
 
 /** FTS5 column order; bm25 weights below follow it (title above tags above description). */
 export const FTS_COLUMNS = ['title', 'tags', 'description', 'channel_title'] as const;
-export const BM25_WEIGHTS = [10, 4, 1, 2] as const;
+const BM25_WEIGHTS = [10, 4, 1, 2] as const;
 export const BM25 = (table: string): string => `bm25(${table}, ${BM25_WEIGHTS.join(', ')})`;
 
 /**

@@ -17,7 +17,7 @@ export function runJson(r: RunSummary): Record<string, unknown> {
 }
 
 /** `11-23 14:05:09` in the operator's zone. */
-export function localTime(ms: number): string {
+function localTime(ms: number): string {
   return luxon().DateTime.fromMillis(ms).toFormat('MM-dd HH:mm:ss');
 }
 

@@ -43,7 +43,7 @@ export interface ScheduledDay {
 export type ScheduledNeed = (credential: CredentialConfig, start: number, end: number) => ScheduledDay;
 
 /** No schedule: nothing held back for scheduled runs, the backfill's line lifted at midnight. */
-export const NOTHING_SCHEDULED: ScheduledNeed = () => ({ scheduled: new Map(), backfill: [] });
+const NOTHING_SCHEDULED: ScheduledNeed = () => ({ scheduled: new Map(), backfill: [] });
 
 /** The share of the day's allowance held back until the day's scheduled runs have started. */
 export const PACE_HOLD_BACK = 0.1;

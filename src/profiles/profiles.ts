@@ -21,7 +21,6 @@
 
 import {
   type MethodSpec,
-  type ProfileData,
   type ProfileId,
   type QuotaProfile,
   toProfile,
@@ -178,11 +177,6 @@ const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ValidProfileDat
 export const PROFILES = Object.fromEntries(
   Object.entries(BUILTIN_DATA).map(([id, data]) => [id, toProfile(id, data)]),
 ) as Readonly<Record<(typeof BUILTIN_PROFILE_IDS)[number], QuotaProfile>>;
-
-/** The data of a built-in profile (to start a profile of one's own from). */
-export function builtinProfileData(id: (typeof BUILTIN_PROFILE_IDS)[number]): ProfileData {
-  return structuredClone(BUILTIN_DATA[id]);
-}
 
 /**
  * A profile by id: one of `custom` (a config's profiles), else a built-in one; undefined when
