@@ -1,10 +1,3 @@
-/**
- * Job test rig: the simulator on loopback, a real ledger (SQLite file or the private Redis), a real
- * cache file, and a config pointing at them. The API key lives only in the config's env object.
- */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openCache } from '../../src/cache/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { Config } from '../../src/config/types.js';
@@ -16,15 +9,16 @@ import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { type Captured, capture } from '../guard/helpers.js';
+import { fileTempDir } from '../harness/temp.js';
 
-export const tmp = mkdtempSync(join(tmpdir(), 'qg-jobs-'));
-let seq = 0;
+const temp = fileTempDir('qg-jobs-');
+export const tmp = temp.dir;
 
 export const KEY_ENV = 'QG_TEST_API_KEY';
 
 /** A fresh path under the test's temp directory. */
 export function tmpPath(name: string): string {
-  return join(tmp, `${seq++}-${name}`);
+  return temp.path(name);
 }
 
 export interface Rig extends JobContext {
