@@ -52,13 +52,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const { config, credential, hourSeconds, backfillBucket } = setup;
     const burst = scheduleDisturbances(s, day, open.timers);
     const { curve, sample, sampler } = startCurve(day, open.timers);
-    const report = setInterval(() => {
-      const u = simulator.usage(PROJECT, backfillBucket);
-      s.progress(
-        `t=${((Date.now() - t0) / 1000).toFixed(0)}s: ${backfillBucket} used upstream ${fmt(u.used)} of ${fmt(u.quota)}; runs ${svc.scheduler.results().length}`,
-      );
-    }, dayMs / 8);
-    open.timers.push(report);
+    const report = reportProgress(s, day, open.timers);
 
     // Stop just before the day ends, so nothing is spent on the next one. The ledger keeps two days
     // and the simulator's totals are cumulative: both are read after.
@@ -129,15 +123,17 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   }
 }
 
-/** Seeds the backlog, waits for a tick, starts the simulator, opens the ledger and starts the jobs. */
-async function startDay(s: DaySettings, options: DrillOptions, dir: string, open: OpenParts): Promise<Day> {
+/**
+ * Seeds the cache's backlog before the day starts (seeding a large cache takes seconds), then waits
+ * for the next tick of the schedules.
+ */
+async function seedAndWaitForTick(
+  s: DaySettings,
+  store: string,
+  cachePath: string,
+  key: string,
+): Promise<void> {
   const { daySeconds, profile, quota, maxPages, regions, progress } = s;
-  const key = `drill-${Math.random().toString(36).slice(2)}`;
-  const store = options.store ?? `sqlite:${join(dir, 'ledger.db')}`;
-  const redis = /^redis/.test(store);
-  const cachePath = join(dir, 'cache.db');
-  const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
-  // The backlog is seeded before the day starts (seeding a large cache takes seconds).
   const probe = drillConfig({
     daySeconds,
     profile,
@@ -155,6 +151,30 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
   // so that its last backfill run comes after its last trending runs, well before its end.
   const periodMs = scaledHourSeconds(daySeconds) * 1000;
   await sleep(Math.ceil(Date.now() / periodMs) * periodMs + 20 - Date.now());
+}
+
+/** Eight progress lines a day: what the upstream counted on the backfill's bucket, and the runs. */
+function reportProgress(s: DaySettings, day: Day, timers: NodeJS.Timeout[]): NodeJS.Timeout {
+  const { backfillBucket } = day.setup;
+  const report = setInterval(() => {
+    const u = day.sim.usage(PROJECT, backfillBucket);
+    s.progress(
+      `t=${((Date.now() - day.t0) / 1000).toFixed(0)}s: ${backfillBucket} used upstream ${fmt(u.used)} of ${fmt(u.quota)}; runs ${day.service.scheduler.results().length}`,
+    );
+  }, day.dayMs / 8);
+  timers.push(report);
+  return report;
+}
+
+/** Seeds the backlog, waits for a tick, starts the simulator, opens the ledger and starts the jobs. */
+async function startDay(s: DaySettings, options: DrillOptions, dir: string, open: OpenParts): Promise<Day> {
+  const { daySeconds, profile, quota, maxPages, regions, progress } = s;
+  const key = `drill-${Math.random().toString(36).slice(2)}`;
+  const store = options.store ?? `sqlite:${join(dir, 'ledger.db')}`;
+  const redis = /^redis/.test(store);
+  const cachePath = join(dir, 'cache.db');
+  const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
+  await seedAndWaitForTick(s, store, cachePath, key);
 
   const sim = await startSimulator({
     port: 0,
