@@ -26,14 +26,20 @@ interface Rig {
   at(h: number): void;
 }
 
-async function rig(raw: Record<string, unknown>): Promise<Rig> {
+async function rig(raw: Record<string, unknown>, options: { schedules?: boolean } = {}): Promise<Rig> {
   let clock = DAY;
   const now = () => clock;
   const ledger = await openSqlite({ now });
   opened.push(ledger);
   const config = parseConfig(raw, { env: {} });
   // The YouTube application's schedules: its trending runs are the scheduled need.
-  const guard = createGuard({ config, ledger, logger: capture(), now, scheduledNeed: scheduledNeed(config) });
+  const guard = createGuard({
+    config,
+    ledger,
+    logger: capture(),
+    now,
+    ...(options.schedules !== false ? { scheduledNeed: scheduledNeed(config) } : {}),
+  });
   return { guard, ledger, at: (h) => (clock = DAY + h * HOUR) };
 }
 
@@ -53,6 +59,23 @@ const CLASSIC = {
     backfill: { cron: '30 * * * *', timeZone: 'UTC' },
   },
 };
+
+describe('a guard told of no schedule', () => {
+  it('holds nothing back for scheduled runs and lifts the line only at midnight', async () => {
+    const r = await rig(CLASSIC, { schedules: false });
+    r.at(12);
+    const line = await r.guard.pacingLine('c', 'units');
+    expect(line).toMatchObject({
+      scheduledNeed: 0,
+      scheduledRunsLeft: 0,
+      ceiling: 850,
+      burstFrom: DAY + 24 * HOUR,
+    });
+    const told = await rig(CLASSIC);
+    told.at(12);
+    expect((await told.guard.pacingLine('c', 'units')).scheduledNeed).toBeGreaterThan(0);
+  });
+});
 
 describe("today's scheduled runs are held back from the backfill", () => {
   it('the backfill ceiling is min(backfill ceiling, scheduled ceiling − what the rest of the day’s runs need)', async () => {
