@@ -12,6 +12,7 @@ import type { createTask } from 'node-cron';
 import type { Config, CredentialConfig } from './config/types.js';
 import { InvalidArgumentError } from './errors.js';
 import { luxon, nodeCron } from './time-libs.js';
+import { trendingMethod, trendingUnits } from './trending-spend.js';
 
 const DAY_MS = 86_400_000;
 /** Runs enumerated for one schedule at most (a schedule every second over 8 days is 691,200). */
@@ -125,7 +126,7 @@ export function maxInDay(spends: readonly Spend[], timeZone: string, fromMs: num
 }
 
 /** Merge several time-sorted spend lists into one. */
-export function mergeSpends(lists: ReadonlyArray<readonly Spend[]>): Spend[] {
+function mergeSpends(lists: ReadonlyArray<readonly Spend[]>): Spend[] {
   return lists.flat().sort((a, b) => a.at - b.at);
 }
 
@@ -152,10 +153,8 @@ export function trendingRuns(
   toMs: number,
 ): TrendingRuns {
   const t = config.schedules.trending;
-  const list = credential.methods['videos.list']!;
-  const perRegion = config.regions.map(
-    (r) => Math.max(1, config.categories[r]?.length ?? 0) * t.maxPages * list.cost,
-  );
+  const list = trendingMethod(credential);
+  const perRegion = config.regions.map((r) => trendingUnits(config, credential, r));
   const lastStagger = Math.max(0, config.regions.length - 1) * t.staggerMs;
   const ticks = cronRuns(t.cron, t.timeZone, fromMs - lastStagger, toMs);
   const spends = mergeSpends(
@@ -166,4 +165,31 @@ export function trendingRuns(
     ),
   );
   return { bucket: list.bucket, spends, ticks: ticks.filter((at) => at >= fromMs), perRegion };
+}
+
+/**
+ * What the schedules of a config run over an upstream day, as the guard's pacing takes it
+ * (`ScheduledNeed`, src/guard/pacing.ts): the trending runs of the jobs' credential (the first)
+ * on the bucket of `videos.list`, and the backfill's run starts.
+ */
+export function scheduledNeed(
+  config: Config,
+): (
+  credential: CredentialConfig,
+  start: number,
+  end: number,
+) => { scheduled: Map<string, Spend[]>; backfill: number[] } {
+  return (credential, start, end) => {
+    const scheduled = new Map<string, Spend[]>();
+    // Only the jobs' credential runs the schedules.
+    if (config.credentials[0]?.id === credential.id) {
+      const t = trendingRuns(config, credential, start, end);
+      scheduled.set(t.bucket, t.spends);
+    }
+    const b = config.schedules.backfill;
+    const backfill = cronRuns(b.cron, b.timeZone, start - b.staggerMs, end)
+      .map((at) => at + b.staggerMs)
+      .filter((at) => at >= start && at < end);
+    return { scheduled, backfill };
+  };
 }

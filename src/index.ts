@@ -1,22 +1,11 @@
 /**
- * The package root: what a library user needs, chosen name by name (test/layering/root.test.ts
- * pins the list, so growing it is a decision). The upstream simulator is `quota-guard/simulator`;
+ * The package root, the core: the ledger, the guard over it, the config of stores, credentials and
+ * budgets, the errors, the outcome of an upstream call and the run history. It knows no upstream in
+ * particular: the YouTube client, cache and jobs are `quota-guard/youtube`, the upstream simulator
+ * `quota-guard/simulator`. test/layering/root.test.ts pins each list, so growing one is a decision;
  * everything else is internal and may change.
  */
 
-export { CacheSchemaError, QueryInvalidError } from './cache/errors.js';
-// The cache
-export { type Cache, openCache } from './cache/index.js';
-export type {
-  CachedVideo,
-  CacheOptions,
-  SearchHit,
-  SearchOptions,
-  SearchResult,
-  TrendingPage,
-  TrendingSnapshot,
-  VideoResource,
-} from './cache/types.js';
 // The config
 export {
   type Env,
@@ -75,7 +64,9 @@ export type {
   Stop,
   StopReason,
 } from './guard/types.js';
-
+// The run history
+export { openRunHistory } from './history/history.js';
+export type { HistoryQuery, JobOutcome, RunHistory, RunSummary, RunTotal } from './history/types.js';
 // Any HTTP call through the guard
 export {
   type Answer,
@@ -89,13 +80,8 @@ export {
   guardInterceptor,
   type Verdict,
 } from './http/index.js';
-// The jobs
-export { type BackfillOptions, runBackfill } from './job-library/backfill.js';
-export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './job-library/context.js';
-export { runTrending, type TrendingOptions } from './job-library/trending.js';
-export type { JobContext, JobOutcome, JobResult } from './job-library/types.js';
-export { CrossSlotError, WindowMismatchError } from './ledger/errors.js';
 // The ledger
+export { CrossSlotError, WindowMismatchError } from './ledger/errors.js';
 export { openLedger } from './ledger/index.js';
 export type {
   AllowedDecision,
@@ -109,10 +95,11 @@ export type {
   Snapshot,
   SpendRequest,
 } from './ledger/types.js';
+// The outcome of an upstream call
 export { UpstreamError } from './outcome/errors.js';
 export { type RetryOptions, type RetryPolicy, withRetries } from './outcome/retry.js';
-// The budget plan
-export { type PlanOptions, type PlanReport, planBudget } from './plan/plan.js';
+// Quota profiles, as data
+export type { MethodSpec, ProfileData, QuotaProfile } from './profiles/profiles.js';
 // One handle on everything a config names
 export {
   type OpenQuotaGuardOptions,
@@ -123,5 +110,3 @@ export {
   type RunOptions,
   type RunOutcome,
 } from './quota-guard.js';
-// The upstream client
-export { createYouTubeClient, type YouTubeClient, type YouTubeClientOptions } from './upstream/client.js';

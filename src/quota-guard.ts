@@ -10,6 +10,7 @@
 import type { Config, StoreConfig } from './config/types.js';
 import { isQuotaGuardError, QuotaGuardError } from './errors.js';
 import { createGuard, type Guard, notCharged } from './guard/guard.js';
+import type { ScheduledNeed } from './guard/pacing.js';
 import { quotaStatus, type StatusOptions, type StatusReport } from './guard/status.js';
 import type {
   Attempt,
@@ -35,6 +36,8 @@ export interface OpenQuotaGuardOptions {
   logger?: GuardLogger;
   /** Every decision, sleep, stop, refund and block (for metrics). Must not throw. */
   onEvent?: (event: GuardEvent) => void;
+  /** What the schedules still need of each bucket today, for the backfill's pacing (`GuardOptions.scheduledNeed`). */
+  scheduledNeed?: ScheduledNeed;
   /** Also open the config's cache and the upstream clients: `qg.jobs` for `runTrending`/`runBackfill`. */
   cache?: boolean;
   /** Options for `qg.jobs` (cache path, upstream base URL, connections). */
@@ -155,7 +158,13 @@ export async function openQuotaGuard(
   let jobs: OpenedJobContext | undefined;
   let guard: Guard;
   try {
-    guard = createGuard({ config, ledger, logger, ...(options.onEvent ? { onEvent: options.onEvent } : {}) });
+    guard = createGuard({
+      config,
+      ledger,
+      logger,
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      ...(options.scheduledNeed ? { scheduledNeed: options.scheduledNeed } : {}),
+    });
     if (options.cache) {
       // The cache and the jobs are the application's: loaded only when asked for.
       const { openJobContext } = await import('./job-library/context.js');

@@ -33,10 +33,8 @@ import type {
   CacheStats,
   IngestResult,
   RefreshBatch,
-  RunRecord,
   SearchOptions,
   SearchResult,
-  StoredRun,
   TrendingPage,
   TrendingSighting,
   TrendingSnapshot,
@@ -56,7 +54,7 @@ export interface Cache {
   search(query: string, options?: SearchOptions): SearchResult;
   /**
    * Bring the full-text index up to date with every written row, and rebuild the hot index if it
-   * is stale. Jobs call this (or `recordRun`, which calls it) at the end of a run. Returns the rows indexed.
+   * is stale. Jobs call this at the end of a run. Returns the rows indexed.
    */
   flush(): number;
   /** Rebuild the hot index now. Returns how many videos it holds. */
@@ -79,10 +77,6 @@ export interface Cache {
   getCursor(name: string): string | undefined;
   /** Store a job cursor (`null` clears it). */
   setCursor(name: string, value: string | null): void;
-  /** Record a finished job run (and catch the index up, as the end of a run). Returns its id. */
-  recordRun(run: RunRecord): number;
-  /** Latest runs first, of one job or all. */
-  recentRuns(options?: { job?: string; limit?: number }): StoredRun[];
   stats(): CacheStats;
   /** Catch the index up and close the file. Further calls throw. */
   close(): void;
@@ -240,16 +234,6 @@ class SqliteCache implements Cache {
     this.#run(() => records.setCursor(this.#db, name, value, this.#now()));
   }
 
-  recordRun(run: RunRecord): number {
-    const id = this.#run(() => records.recordRun(this.#db, run));
-    this.flush();
-    return id;
-  }
-
-  recentRuns(options: { job?: string; limit?: number } = {}): StoredRun[] {
-    return this.#run(() => records.recentRuns(this.#db, options.job, options.limit ?? 20));
-  }
-
   stats(): CacheStats {
     return this.#run(() => {
       const one = (sql: string) => this.#db.prepare(sql).pluck().get() as number;
@@ -274,7 +258,6 @@ class SqliteCache implements Cache {
         indexedVideos: videos - pending,
         snapshotRows: one('SELECT count(*) FROM snapshots'),
         regions: one('SELECT count(DISTINCT region) FROM charts'),
-        runs: one('SELECT count(*) FROM runs'),
         hotVideos: hot.videos,
         hotBuiltAt: hot.builtAt,
         fileBytes,

@@ -17,7 +17,7 @@ import { tokens as tokenize } from './tokenize.js';
 
 export const MAX_QUERY_CHARS = 1000;
 export const MAX_TERMS = 32;
-export const MIN_PREFIX = 2;
+const MIN_PREFIX = 2;
 const KOREAN_WORD = /^\p{Script=Hangul}{2,}$/u;
 
 export interface QueryTerm {

@@ -7,9 +7,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type {
   CachedVideo,
   RefreshBatch,
-  RunRecord,
   SnapshotEntry,
-  StoredRun,
   TrendingSighting,
   TrendingSnapshot,
 } from './types.js';
@@ -154,60 +152,4 @@ export function setCursor(db: Database, name: string, value: string | null, now:
     `INSERT INTO cursors (name, value, updated_at) VALUES (?, ?, ?)
      ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
   ).run(name, value, now);
-}
-
-const OUTCOMES = new Set(['ok', 'stopped', 'failed']);
-
-export function recordRun(db: Database, run: RunRecord): number {
-  if (run === null || typeof run !== 'object') throw new InvalidArgumentError('run', 'must be an object');
-  if (typeof run.job !== 'string' || run.job.length === 0 || run.job.length > 200) {
-    throw new InvalidArgumentError('run.job', 'must be a non-empty string of at most 200 characters');
-  }
-  if (!OUTCOMES.has(run.outcome))
-    throw new InvalidArgumentError('run.outcome', 'must be ok, stopped or failed');
-  for (const k of ['startedAt', 'finishedAt'] as const) {
-    if (!Number.isFinite(run[k]))
-      throw new InvalidArgumentError(`run.${k}`, 'must be a time in epoch milliseconds');
-  }
-  const info = db
-    .prepare(
-      `INSERT INTO runs (job, started_at, finished_at, outcome, pages, videos, units, detail)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      run.job,
-      Math.floor(run.startedAt),
-      Math.floor(run.finishedAt),
-      run.outcome,
-      run.pages ?? null,
-      run.videos ?? null,
-      run.units ?? null,
-      run.detail ?? null,
-    );
-  return Number(info.lastInsertRowid);
-}
-
-export function recentRuns(db: Database, job: string | undefined, limit: number): StoredRun[] {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-    throw new InvalidArgumentError('limit', 'must be an integer from 1 to 10000');
-  }
-  const rows = db
-    .prepare(
-      `SELECT id, job, started_at AS startedAt, finished_at AS finishedAt, outcome, pages, videos, units, detail
-       FROM runs WHERE (@job IS NULL OR job = @job) ORDER BY started_at DESC, id DESC LIMIT @limit`,
-    )
-    .all({ job: job ?? null, limit }) as Array<Record<string, unknown>>;
-  return rows.map((r) => {
-    const run: StoredRun = {
-      id: r.id as number,
-      job: r.job as string,
-      startedAt: r.startedAt as number,
-      finishedAt: r.finishedAt as number,
-      outcome: r.outcome as StoredRun['outcome'],
-    };
-    for (const k of ['pages', 'videos', 'units', 'detail'] as const) {
-      if (r[k] !== null) (run as unknown as Record<string, unknown>)[k] = r[k];
-    }
-    return run;
-  });
 }

@@ -10,7 +10,7 @@ import { TOKENIZER_VERSION } from './tokenize.js';
 
 /** FTS5 column order; bm25 weights below follow it (title above tags above description). */
 export const FTS_COLUMNS = ['title', 'tags', 'description', 'channel_title'] as const;
-export const BM25_WEIGHTS = [10, 4, 1, 2] as const;
+const BM25_WEIGHTS = [10, 4, 1, 2] as const;
 export const BM25 = (table: string): string => `bm25(${table}, ${BM25_WEIGHTS.join(', ')})`;
 
 /**
@@ -43,6 +43,11 @@ function ftsTable(name: string): string {
 /** An index batch of thousands of rows fits in one in-memory hash, so it becomes one segment. */
 const HASHSIZE = `INSERT INTO videos_fts (videos_fts, rank) VALUES ('hashsize', ${16 * 2 ** 20})`;
 
+/**
+ * The migrations, in order. Version 1's `runs` table was written by releases before 0.2.0, which
+ * logged every job run here as well; the run history (src/history/) is the one log now, and the
+ * table stays so that every file migrates the same way.
+ */
 const MIGRATIONS: readonly string[] = [
   // 1: videos, trending snapshots, job state, the full-text index and the hot index.
   `

@@ -14,78 +14,46 @@
  * See docs/cache.md for the ranking users get in each case.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { InvalidArgumentError } from '../errors.js';
 import { rebuildHot } from './hot.js';
-import { REGION_CODE, type Writer } from './ingest.js';
+import type { Writer } from './ingest.js';
 import { matchExpression, type ParsedQuery, parseQuery, type QueryTerm } from './query.js';
 import { BM25, INDEX_GENERATION } from './schema.js';
+import {
+  type Filters,
+  filterSql,
+  HIT_COLUMNS,
+  HIT_SELECT,
+  HIT_SELECT_V,
+  type HitRow,
+  type Params,
+  type Scored,
+  validateOptions,
+} from './search-sql.js';
 import { hitSnippet } from './snippet.js';
 import type { SearchHit, SearchOptions, SearchRanking, SearchResult } from './types.js';
 
 // better-sqlite3 binds JS numbers as REAL, and FTS5 ignores a REAL `rowid = ?` constraint next to
 // MATCH (it returns every match): a rowid bound into an FTS5 query goes through CAST(? AS INTEGER).
 
-interface Scored {
-  vid: number;
-  score: number;
-}
-
-/** The columns of a hit's row (`HitRow`), in its order. */
-const HIT_COLUMNS = [
-  'vid',
-  'id',
-  'title',
-  'channel_id',
-  'channel_title',
-  'description',
-  'tags',
-  'view_count',
-  'published_at',
-  'regions',
-] as const;
-
-/** `HIT_COLUMNS` as a select list, unqualified and from the `videos` table aliased `v`. */
-const HIT_SELECT = HIT_COLUMNS.join(', ');
-const HIT_SELECT_V = HIT_COLUMNS.map((c) => `v.${c}`).join(', ');
-
-/** A hit's row: `HIT_COLUMNS`' values. */
-type HitRow = [
-  number,
-  string,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-  number | null,
-  number | null,
-  string | null,
-];
-
-interface Filters {
-  region: string | null;
-  since: number | null;
-  channel: string | null;
-}
-
-type Params = Record<string, string | number | null>;
-
 /** At most this many candidate videos are checked one by one when a filter drives a common-word search. */
 const FILTER_DRIVEN_MAX = 2000;
-const MAX_LIMIT = 100;
-const MAX_OFFSET = 10_000;
+
 /** A broad prefix (in more than `commonTermDocs` videos) stands for its most frequent words. */
 const BROAD_COMPLETIONS = 16;
+
 /** A narrow prefix is searched as the OR of all its words when it has at most this many. */
 const NARROW_COMPLETIONS = 64;
+
 /** Words whose hot-index documents are looked up in one statement, at most. */
 const HOT_LOOKUPS = 8;
+
 /**
  * A word estimated from the hot index at up to this many times `commonTermDocs` videos is counted
  * with FTS5's vocabulary (it reads the whole list: cheaper than the bounded count up to about
  * three times the cap at a million videos); one estimated higher, with the bounded count.
  */
 const VOCAB_COUNTED = 2;
+
 /** Counts of at most this many words (and as many prefixes and queries) are kept between searches. */
 const REMEMBERED_MAX = 50_000;
 
@@ -606,65 +574,4 @@ export class Searcher {
     }
     return s;
   }
-}
-
-/** `AND …` conditions on `table`'s rowid for the filters, with their parameters. */
-function filterSql(table: string, f: Filters): { sql: string; params: Params } {
-  const parts: string[] = [];
-  if (f.channel !== null) {
-    parts.push(`EXISTS (SELECT 1 FROM videos fv WHERE fv.vid = ${table}.rowid AND fv.channel_id = @channel)`);
-  }
-  if (f.region !== null || f.since !== null) {
-    const conds = [`fs.vid = ${table}.rowid`];
-    if (f.region !== null) conds.push('fs.region = @region');
-    if (f.since !== null) conds.push('fs.fetched_at >= @since');
-    parts.push(`EXISTS (SELECT 1 FROM snapshots fs WHERE ${conds.join(' AND ')})`);
-  }
-  return {
-    sql: parts.map((p) => `AND ${p}`).join(' '),
-    params: { channel: f.channel, region: f.region, since: f.since },
-  };
-}
-
-function validateOptions(o: SearchOptions): {
-  limit: number;
-  offset: number;
-  filters: Filters;
-  highlight: [string, string];
-} {
-  if (o === null || typeof o !== 'object') throw new InvalidArgumentError('options', 'must be an object');
-  const limit = o.limit ?? 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new InvalidArgumentError('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
-  }
-  const offset = o.offset ?? 0;
-  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
-    throw new InvalidArgumentError('offset', `must be an integer from 0 to ${MAX_OFFSET}`);
-  }
-  if (o.region !== undefined && (typeof o.region !== 'string' || !REGION_CODE.test(o.region))) {
-    throw new InvalidArgumentError('region', 'must be a region code such as "US"');
-  }
-  if (o.channelId !== undefined && (typeof o.channelId !== 'string' || o.channelId.length > 64)) {
-    throw new InvalidArgumentError('channelId', 'must be a channel id');
-  }
-  if (
-    o.trendingSince !== undefined &&
-    (typeof o.trendingSince !== 'number' || !Number.isFinite(o.trendingSince))
-  ) {
-    throw new InvalidArgumentError('trendingSince', 'must be a time in epoch milliseconds');
-  }
-  const highlight = o.highlight ?? ['«', '»'];
-  if (!Array.isArray(highlight) || highlight.length !== 2 || !highlight.every((h) => typeof h === 'string')) {
-    throw new InvalidArgumentError('highlight', 'must be two strings: [before, after]');
-  }
-  return {
-    limit,
-    offset,
-    filters: {
-      region: o.region ?? null,
-      since: o.trendingSince ?? null,
-      channel: o.channelId ?? null,
-    },
-    highlight: [highlight[0]!, highlight[1]!],
-  };
 }

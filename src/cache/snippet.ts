@@ -88,11 +88,6 @@ export function mayMatch(text: string, terms: readonly QueryTerm[]): boolean {
   return false;
 }
 
-/** Whether a term matches in `text`, from all of its tokens (what `mayMatch` must never deny). */
-export function matchesIn(text: string, terms: readonly QueryTerm[]): boolean {
-  return matches(tokenSpans(text), terms).some((g) => g >= 0);
-}
-
 /** The snippet of `text` when a term matches in it, else null (without building the unmatched one). */
 function matchedSnippet(
   text: string,

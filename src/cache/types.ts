@@ -193,25 +193,6 @@ export interface RefreshBatch {
   cursor: string | null;
 }
 
-export type RunOutcome = 'ok' | 'stopped' | 'failed';
-
-export interface RunRecord {
-  /** Job name, e.g. `trending:US` or `backfill`. */
-  job: string;
-  startedAt: number;
-  finishedAt: number;
-  outcome: RunOutcome;
-  pages?: number;
-  videos?: number;
-  units?: number;
-  /** A short human-readable reason (never secrets). */
-  detail?: string;
-}
-
-export interface StoredRun extends RunRecord {
-  id: number;
-}
-
 export interface CacheStats {
   videos: number;
   /** Videos the full-text index has caught up with. */
@@ -219,7 +200,6 @@ export interface CacheStats {
   snapshotRows: number;
   /** Distinct regions with at least one snapshot. */
   regions: number;
-  runs: number;
   hotVideos: number;
   /** When the hot index was last rebuilt (epoch ms), if ever. */
   hotBuiltAt: number | null;

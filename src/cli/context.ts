@@ -4,9 +4,11 @@
  * module inside their actions (`await import`), so a command that does not open a ledger never
  * loads it.
  */
+
 import { existsSync } from 'node:fs';
 import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, Env } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { DivertableLog } from '../job-library/progress.js';
@@ -107,6 +109,7 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
       : undefined;
   const qg = await openQuotaGuard(config, {
     logger,
+    scheduledNeed: scheduledNeed(config),
     history: false,
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
     ledger: {

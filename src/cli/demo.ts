@@ -5,6 +5,7 @@
  * runs the 8 regional trending jobs at once through the guard, a short backfill, prints `status`,
  * searches the cache, and says what happened in a few lines.
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import type { SearchResult } from '../cache/types.js';
 import { loadConfig, parseConfig } from '../config/load.js';
 import { DEFAULT_LEDGER_FILE, dataDir } from '../config/paths.js';
 import type { Config, CredentialConfig } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { ExitCode, StoreUnavailableError } from '../errors.js';
 import { createGuard } from '../guard/guard.js';
 import { quotaStatus, type StatusReport } from '../guard/status.js';
@@ -73,7 +75,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   try {
     const config = demoConfig(base, dir, sim.url, keyOf);
     const ledger = await openLedger(config.store.url);
-    const guard = createGuard({ config, ledger, logger });
+    const guard = createGuard({ config, ledger, logger, scheduledNeed: scheduledNeed(config) });
     const jobs = openJobContext({ config, guard, logger });
     try {
       const run: DemoRun = {
@@ -86,7 +88,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       };
       // A kept directory may hold earlier runs' spend: compare only what this run adds to the ledger
       // with what this run's simulator (a fresh upstream project) charged.
-      const before = usedBy(await quotaStatus(config, ledger), run.credential);
+      const before = usedBy(
+        await quotaStatus(config, ledger, { scheduledNeed: scheduledNeed(config) }),
+        run.credential,
+      );
       say(
         `quota-guard demo: the YouTube Data API simulator on ${sim.origin} (a throwaway key, ${run.credential.profile} quotas)`,
       );
@@ -99,7 +104,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       const backfill = await backfillStep(run, options.backfillUnits ?? 10);
 
       say('3. status (what `quota-guard status` prints):');
-      const status = await quotaStatus(config, ledger);
+      const status = await quotaStatus(config, ledger, { scheduledNeed: scheduledNeed(config) });
       out.write(indent(renderStatus(status)));
       const ledgerUsed = usedBy(status, run.credential) - before;
       const upstreamCharged = sim.charged({ project: run.credential.id });

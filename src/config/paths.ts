@@ -14,7 +14,7 @@
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
-export const DATA_DIR_ENV = 'QUOTA_GUARD_DATA';
+const DATA_DIR_ENV = 'QUOTA_GUARD_DATA';
 /** The files the data directory holds when no path is configured. */
 export const DEFAULT_LEDGER_FILE = 'quota.db';
 export const DEFAULT_CACHE_FILE = 'cache.db';

@@ -72,7 +72,7 @@ const windowDuration = transformed(duration, (ms, ctx) => {
   return problem === undefined ? ms : fail(ctx, problem);
 });
 /** A duration that may be 0 → ms. */
-export const durationOrZero = durationSchema(true);
+const durationOrZero = durationSchema(true);
 
 /** A number of units, or a percentage of the bucket's quota (`5%`). */
 export type Amount = { units: number } | { percent: number };
@@ -111,7 +111,7 @@ const bucket = z.strictObject({
   pace: z.optional(pace),
 });
 
-export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const id = z.string().check(z.regex(ID_PATTERN, 'must be 1-64 letters, digits, ".", "_" or "-"'));
 
 const credential = z.strictObject({

@@ -11,18 +11,19 @@
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { nextMidnight } from '../calendar-day.js';
-import { formatDuration } from '../config/duration.js';
-import { bucketOf, methodOf } from '../config/lookups.js';
-import { type Config, type CredentialConfig, type FailMode, TIERS } from '../config/types.js';
-import { ExitCode, InvalidArgumentError, isQuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { bucketOf } from '../config/lookups.js';
+import type { Config, CredentialConfig } from '../config/types.js';
+import { isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
 import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
+import { bucketOfUpstreamQuota } from '../profiles/profile.js';
+import { fromDecision, paceBackfill } from './decide.js';
 import { entryKey, entryRequest, parseEntryRequest } from './entries.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
-import { BackfillPacer, backfillDayKey, type DayOf, type PacingLine } from './pacing.js';
+import { BackfillPacer, type DayOf, type PacingLine, type ScheduledNeed } from './pacing.js';
 import {
   blockExhausted,
   type CallOutcome,
@@ -30,8 +31,10 @@ import {
   type ReportResult,
   reportOutcome,
 } from './report.js';
+import { resolveSpend } from './resolve.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
-import { siteOf } from './tags.js';
+import { iso, stopMessage, stopOf } from './stops.js';
+import { failModeOf } from './store-down.js';
 import type {
   Acquired,
   AcquireOptions,
@@ -47,6 +50,8 @@ import type {
   StopReason,
 } from './types.js';
 
+export { stopMessage } from './stops.js';
+
 export interface GuardOptions {
   config: Config;
   ledger: Ledger;
@@ -60,6 +65,11 @@ export interface GuardOptions {
   nextReset?: (timeZone: string, nowMs: number) => number;
   /** The upstream's day around a moment, for the backfill's pacing (default: the calendar day in the time zone). */
   upstreamDay?: DayOf;
+  /**
+   * What the schedules will spend today, held back from the backfill (default: nothing scheduled).
+   * The YouTube application passes `scheduledNeed(config)`, its trending runs.
+   */
+  scheduledNeed?: ScheduledNeed;
 }
 
 /** Carries a Stop out of `withRetries` (it is not a QuotaGuardError, so it is never retried). */
@@ -93,10 +103,6 @@ function isUpstreamError(e: unknown): e is UpstreamError {
  */
 export function notCharged(e: unknown): boolean {
   return isUpstreamError(e) && !e.charged;
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 /** Sleep `ms`; false when the signal aborted it. */
@@ -140,7 +146,7 @@ export class Guard {
     this.#now = opts.now ?? Date.now;
     this.#nextReset = opts.nextReset ?? nextMidnight;
     this.#settler = new Settler(this.ledger, this.#now, this.#settled);
-    this.pacer = new BackfillPacer(opts.config, opts.upstreamDay);
+    this.pacer = new BackfillPacer(opts.config, opts.upstreamDay, opts.scheduledNeed);
     this.#reporting = {
       config: this.config,
       logger: this.#logger,
@@ -201,51 +207,14 @@ export class Guard {
 
   /** One decision: allowed, denied (budget / blocked), or the store-down policy's answer. */
   async spend(args: SpendArgs): Promise<SpendOutcome> {
-    const credential = this.config.credential(args.credential);
-    const tier = args.tier ?? 'scheduled';
-    if (!TIERS.includes(tier)) {
-      throw new InvalidArgumentError('tier', `must be one of ${TIERS.join(', ')}, got '${String(tier)}'`);
-    }
-    let bucketId: string;
-    let cost: number;
-    if (args.method !== undefined) {
-      const spec = methodOf(credential, args.method);
-      if (args.bucket !== undefined && args.bucket !== spec.bucket) {
-        throw new InvalidArgumentError(
-          'bucket',
-          `'${args.method}' spends bucket '${spec.bucket}', not '${args.bucket}'`,
-        );
-      }
-      bucketId = spec.bucket;
-      cost = args.cost ?? spec.cost;
-    } else {
-      bucketId = args.bucket ?? credential.defaultBucket;
-      cost = args.cost ?? 1;
-    }
-    const bucket = bucketOf(credential, bucketId);
-    if (!Number.isInteger(cost) || cost < 1) {
-      throw new InvalidArgumentError('cost', `must be an integer >= 1, got ${String(cost)}`);
-    }
-    const tag = args.tag ?? args.method ?? bucketId;
     const now = this.#now();
-    const budgets = spendBudgets(credential, bucket, args.method, tier, now);
+    const { credential, bucket, tier, cost, tag, budgets, base } = resolveSpend(this.config, args, now);
     let line: PacingLine | undefined;
-    const base = {
-      credential: credential.id,
-      bucket: bucket.id,
-      ...(args.method !== undefined ? { method: args.method } : {}),
-      tier,
-      cost,
-      tag,
-      ceiling: bucket.ceilings[tier],
-      at: now,
-      ...(args.entry !== undefined ? { entry: args.entry } : {}),
-    };
     let d: Decision;
     try {
       if (tier === 'backfill') {
         line = await this.pacer.line(this.ledger, credential, bucket, now);
-        const early = this.#paceBackfill(budgets, line, cost, base);
+        const early = paceBackfill(budgets, line, cost, base, this.#untilNeedDrops);
         if (early) {
           this.#stats.denied++;
           this.#emit({ type: 'spend', outcome: early });
@@ -271,7 +240,7 @@ export class Guard {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return this.#storeDown(base, args, e);
     }
-    const outcome = this.#fromDecision(base, budgets, d, line);
+    const outcome = fromDecision(base, budgets, d, line, this.#untilNeedDrops);
     if (d.replayed) outcome.replayed = true;
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
@@ -279,114 +248,22 @@ export class Guard {
     return outcome;
   }
 
-  /**
-   * A backfill spend: the bucket's limit becomes the backfill's ceiling less the scheduled need, and
-   * the day's backfill log is spent with the pacing line as its limit. Returns a denial when either
-   * is already short (the ledger refuses limits below the cost), else undefined.
-   */
-  #paceBackfill(
-    budgets: SpendBudget[],
-    line: PacingLine,
-    cost: number,
-    base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
-  ): SpendOutcome | undefined {
-    const bucket = budgets[0]!;
-    const dayLimit = line.allowed ?? Number.MAX_SAFE_INTEGER;
-    const denied = (limitedBy: string, remaining: number, retryAfterMs: number): SpendOutcome => ({
-      ...base,
-      ceiling: line.ceiling,
-      allowed: false,
-      reason: 'budget',
-      retryAfterMs: Math.max(1, Math.ceil(retryAfterMs)),
-      remaining: Math.max(0, remaining),
-      limitedBy,
-    });
-    // A blocked bucket: the ledger says so.
-    if (line.blockedUntil !== undefined) return undefined;
-    if (line.ceiling < cost) {
-      // Held back for the scheduled runs: it frees as they start.
-      return denied(bucket.name, line.ceiling - line.used, this.#untilNeedDrops(line));
-    }
-    // A full bucket is the bucket's denial (the ledger says when it frees), not the line's.
-    const full = line.used + cost > line.ceiling;
-    if (!full && line.spentToday + cost > dayLimit)
-      return denied(`${bucket.name} backfill pace`, dayLimit - line.spentToday, paceWait(line, cost));
-    bucket.limit = line.ceiling;
-    budgets.push({
-      key: backfillDayKey(line.credential, line.bucket, line.dayStart),
-      limit: Math.max(cost, dayLimit),
-      windowMs: line.dayEnd - line.dayStart,
-      role: 'backfill-day',
-      name: `${bucket.name} backfill pace`,
-    });
-    return undefined;
-  }
-
   /** ms until the next scheduled run on the line's bucket no longer counts as need. */
-  #untilNeedDrops(line: PacingLine): number {
+  readonly #untilNeedDrops = (line: PacingLine): number => {
     const credential = this.config.credential(line.credential);
     const day = this.pacer.day(credential, line.at);
-    const runs = day.trending.get(line.bucket) ?? [];
+    const runs = day.scheduled.get(line.bucket) ?? [];
     const grace = this.config.maxSleepMs;
     const next = runs.find((r) => r.at + grace > line.at);
     return next ? next.at + grace - line.at + 1 : Math.max(1, line.dayEnd - line.at);
-  }
-
-  #fromDecision(
-    base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
-    budgets: SpendBudget[],
-    d: Decision,
-    line?: PacingLine,
-  ): SpendOutcome {
-    if (d.allowed)
-      return {
-        ...base,
-        allowed: true,
-        reason: 'allowed',
-        retryAfterMs: 0,
-        remaining: d.remaining,
-        decision: d,
-        at: d.at,
-      };
-    const limiter = budgets.find((p) => p.key === d.limitedBy);
-    let retryAfterMs = d.retryAfterMs;
-    // A log keyed by the upstream day empties at the upstream's midnight, not when its entries age out.
-    if (d.blockedUntil === undefined && limiter?.resetsAt !== undefined) {
-      retryAfterMs = Math.min(retryAfterMs, Math.max(1, limiter.resetsAt - d.at));
-    }
-    // The pacing line rises with time; its entries do not age out within the day. The scheduled
-    // need held back from the backfill shrinks as the runs start.
-    if (d.blockedUntil === undefined && line) {
-      if (limiter?.role === 'backfill-day') retryAfterMs = Math.max(1, Math.ceil(paceWait(line, base.cost)));
-      else if (limiter?.role === 'bucket') retryAfterMs = Math.min(retryAfterMs, this.#untilNeedDrops(line));
-    }
-    return {
-      ...base,
-      allowed: false,
-      reason: d.blockedUntil !== undefined ? 'blocked' : 'budget',
-      retryAfterMs,
-      remaining: d.remaining,
-      ...(limiter ? { limitedBy: limiter.name } : {}),
-      limitedByKey: d.limitedBy,
-      ...(d.blockedUntil !== undefined ? { blockedUntil: d.blockedUntil } : {}),
-      decision: d,
-      at: d.at,
-    };
-  }
-
-  #failMode(args: SpendArgs, cost: number, tag: string): FailMode {
-    const site = args.site ?? siteOf(tag);
-    const policy = args.failMode ?? this.config.storeDown.sites[site] ?? this.config.storeDown.default;
-    if (policy === 'auto') return cost <= this.config.storeDown.openMaxCost ? 'open' : 'closed';
-    return policy;
-  }
+  };
 
   #storeDown(
     base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
     args: SpendArgs,
     error: unknown,
   ): SpendOutcome {
-    const failMode = this.#failMode(args, base.cost, base.tag);
+    const failMode = failModeOf(this.config, args, base.cost, base.tag);
     const detail = {
       credential: base.credential,
       bucket: base.bucket,
@@ -671,25 +548,7 @@ export class Guard {
   }
 
   #stopOf(reason: StopReason, o: SpendOutcome, error?: UpstreamError, retryAfterMs = o.retryAfterMs): Stop {
-    const stop: Stop = {
-      ok: false,
-      reason,
-      credential: o.credential,
-      bucket: o.bucket,
-      ...(o.method !== undefined ? { method: o.method } : {}),
-      tier: o.tier,
-      cost: o.cost,
-      ...(o.remaining !== undefined && reason !== 'upstream-quota' ? { remaining: o.remaining } : {}),
-      retryAfterMs,
-      resumeAt: o.at + retryAfterMs,
-      ...(o.limitedBy !== undefined ? { limitedBy: o.limitedBy } : {}),
-      ...(o.blockedUntil !== undefined ? { blockedUntil: o.blockedUntil } : {}),
-      ...(error ? { error } : {}),
-      exitCode: reason === 'store-down' ? ExitCode.UNAVAILABLE : ExitCode.TEMPFAIL,
-      message: '',
-    };
-    stop.message = stopMessage(stop, this.#credentialOf(o));
-    return stop;
+    return stopOf(reason, o, this.#credentialOf(o), error, retryAfterMs);
   }
 
   #stop(stop: Stop): Stop {
@@ -709,44 +568,6 @@ export class Guard {
     );
     this.#emit({ type: 'stop', stop });
     return stop;
-  }
-}
-
-/** ms until the pacing line allows `cost` more units (or until it is lifted at day's end). */
-function paceWait(line: PacingLine, cost: number): number {
-  const toBurst = Math.max(1, line.burstFrom - line.at);
-  const rate = (line.allowance * (1 - line.holdBack)) / Math.max(1, line.burstFrom - line.dayStart);
-  const short = line.spentToday + cost - (line.allowed ?? 0);
-  if (rate <= 0 || short <= 0) return toBurst;
-  return Math.min(toBurst, short / rate);
-}
-
-/** The one line a stop is logged with: what was left, why, and when the job can resume. */
-export function stopMessage(stop: Stop, credential: CredentialConfig): string {
-  const where = `${stop.credential}/${stop.bucket}`;
-  const what = `${stop.method ?? 'spend'} (${stop.cost} unit${stop.cost === 1 ? '' : 's'}, ${stop.tier})`;
-  const resume = `resume in ${formatDuration(stop.retryAfterMs)} (${iso(stop.resumeAt)})`;
-  const bucket = credential.buckets[stop.bucket];
-  switch (stop.reason) {
-    case 'budget': {
-      const left =
-        stop.remaining === undefined ? '' : `${stop.remaining} unit${stop.remaining === 1 ? '' : 's'} left`;
-      const under =
-        stop.limitedBy && stop.limitedBy !== stop.bucket
-          ? `${stop.limitedBy} of ${where}`
-          : `${where} below the ${stop.tier} ceiling (${bucket?.ceilings[stop.tier] ?? '?'} of ${bucket?.quota ?? '?'})`;
-      return `stopped: ${what} does not fit: ${left} under ${under}; ${resume}`;
-    }
-    case 'blocked':
-      return `stopped: ${where} is blocked until ${iso(stop.blockedUntil ?? stop.resumeAt)}${stop.blockedReason ? ` (${stop.blockedReason})` : ''}; ${resume}`;
-    case 'store-down':
-      return `stopped: the ledger store is unavailable and ${what} is fail-closed; retry when the store is back`;
-    case 'upstream-quota':
-      return `stopped: the upstream answered ${stop.error?.reason ?? 'quotaExceeded'} (quota used up for the day) for ${where} although the ledger allowed it; bucket blocked until ${iso(stop.resumeAt)}, other buckets go on; ${resume}`;
-    case 'rate-limited':
-      return `stopped: the upstream rate-limited ${what} on ${where}; ${resume}`;
-    case 'aborted':
-      return `stopped: aborted while waiting for ${where}`;
   }
 }
 

@@ -1,10 +1,12 @@
 /**
  * What the guard holds back from the backfill and how fast it lets it spend, over the upstream's day.
  *
- * - **Scheduled need** (dynamic headroom): the units today's remaining scheduled trending runs will
- *   spend on a bucket — each region's runs (staggered) that start before the upstream's midnight ×
- *   the pages they fetch × the cost of `videos.list`, the same computation `plan` makes
- *   (src/cron-runs.ts). The backfill's ceiling on the bucket is then
+ * - **Scheduled need** (dynamic headroom): the units today's remaining scheduled runs will spend on a
+ *   bucket. The guard does not know the schedules: whoever runs them passes a `ScheduledNeed` (the
+ *   YouTube application's is `scheduledNeed(config)` in src/cron-runs.ts: each region's trending runs,
+ *   staggered, × the pages they fetch × the cost of `videos.list`, the computation `plan` makes).
+ *   Without one, nothing is scheduled and the backfill's line is lifted only at midnight. The
+ *   backfill's ceiling on the bucket is then
  *   `min(quota − reserve − backfillHeadroom, quota − reserve − scheduled need)`.
  * - **Pacing** (`backfill.pace: day`): the backfill's allowance for the day is what it has spent
  *   today plus what is left under its ceiling now; by a fraction f of the time from the start of the
@@ -20,9 +22,28 @@
 
 import { nextMidnight, startOfDay } from '../calendar-day.js';
 import type { BucketConfig, Config, CredentialConfig } from '../config/types.js';
-import { cronRuns, trendingRuns } from '../cron-runs.js';
 import type { Ledger } from '../ledger/types.js';
 import { bucketKey, bucketWindow } from './keys.js';
+
+/** A spend at one instant: at most `units` from `at` (epoch ms). */
+export interface ScheduledSpend {
+  at: number;
+  units: number;
+}
+
+/** The runs the schedules make over one upstream day [start, end). */
+export interface ScheduledDay {
+  /** Each bucket's scheduled runs (not the backfill's): start and most units, sorted by time. */
+  scheduled: ReadonlyMap<string, readonly ScheduledSpend[]>;
+  /** The backfill's run starts, sorted (its line is lifted at the last one). */
+  backfill: readonly number[];
+}
+
+/** What the schedules run on a credential's buckets over [start, end): the guard's scheduled need. */
+export type ScheduledNeed = (credential: CredentialConfig, start: number, end: number) => ScheduledDay;
+
+/** No schedule: nothing held back for scheduled runs, the backfill's line lifted at midnight. */
+const NOTHING_SCHEDULED: ScheduledNeed = () => ({ scheduled: new Map(), backfill: [] });
 
 /** The share of the day's allowance held back until the day's scheduled runs have started. */
 export const PACE_HOLD_BACK = 0.1;
@@ -89,13 +110,9 @@ export function backfillDayKey(credential: string, bucket: string, dayStart: num
   return `${bucketKey(credential, bucket)}:backfill:${new Date(dayStart).toISOString()}`;
 }
 
-interface DaySchedule {
+interface DaySchedule extends ScheduledDay {
   start: number;
   end: number;
-  /** Trending region runs on each bucket: start times and units, sorted. */
-  trending: Map<string, Array<{ at: number; units: number }>>;
-  /** Backfill run starts, sorted. */
-  backfill: number[];
 }
 
 /**
@@ -105,31 +122,22 @@ interface DaySchedule {
 export class BackfillPacer {
   readonly #config: Config;
   readonly #dayOf: DayOf;
+  readonly #need: ScheduledNeed;
   readonly #days = new Map<string, DaySchedule>();
 
-  constructor(config: Config, dayOf: DayOf = calendarDay) {
+  constructor(config: Config, dayOf: DayOf = calendarDay, need: ScheduledNeed = NOTHING_SCHEDULED) {
     this.#config = config;
     this.#dayOf = dayOf;
+    this.#need = need;
   }
 
-  /** The trending and backfill runs of the upstream day containing `nowMs`. */
+  /** The scheduled and backfill runs of the upstream day containing `nowMs`. */
   day(credential: CredentialConfig, nowMs: number): DaySchedule {
     const { start, end } = this.#dayOf(credential.timeZone, nowMs);
     const id = `${credential.id}@${start}`;
     let day = this.#days.get(id);
     if (day) return day;
-    const config = this.#config;
-    const trending = new Map<string, Array<{ at: number; units: number }>>();
-    // Only the jobs' credential runs the schedules.
-    if (config.credentials[0]?.id === credential.id) {
-      const t = trendingRuns(config, credential, start, end);
-      trending.set(t.bucket, t.spends);
-    }
-    const b = config.schedules.backfill;
-    const backfill = cronRuns(b.cron, b.timeZone, start - b.staggerMs, end)
-      .map((at) => at + b.staggerMs)
-      .filter((at) => at >= start && at < end);
-    day = { start, end, trending, backfill };
+    day = { start, end, ...this.#need(credential, start, end) };
     if (this.#days.size > 8) this.#days.clear();
     this.#days.set(id, day);
     return day;
@@ -145,7 +153,7 @@ export class BackfillPacer {
     nowMs: number,
   ): { units: number; runs: number; lastRunAt: number | undefined; day: DaySchedule } {
     const day = this.day(credential, nowMs);
-    const runs = day.trending.get(bucket.id) ?? [];
+    const runs = day.scheduled.get(bucket.id) ?? [];
     const from = this.#config.backfill.holdScheduled
       ? nowMs - this.#config.maxSleepMs
       : Number.POSITIVE_INFINITY;

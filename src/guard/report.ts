@@ -14,7 +14,7 @@ import { bucketOf } from '../config/lookups.js';
 import type { Config } from '../config/types.js';
 import { InvalidArgumentError, isQuotaGuardError } from '../errors.js';
 import type { UpstreamError, UpstreamQuota } from '../outcome/errors.js';
-import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
+import { bucketOfUpstreamQuota } from '../profiles/profile.js';
 import type { GuardLogger, SpendOutcome, Stop, StopReason } from './types.js';
 
 /** What a caller says became of the call it spent for. */
@@ -88,7 +88,8 @@ export async function blockExhausted(deps: ReportDeps, spent: SpendOutcome, ex: 
   const reset = deps.nextReset(credential.timeZone, now);
   const until = Math.min(ex.until ?? reset, reset);
   const quota = ex.quota ?? ex.error?.quota;
-  const profile = getProfile(credential.profile, deps.config.profiles);
+  const profiles = deps.config.profiles;
+  const profile = Object.hasOwn(profiles, credential.profile) ? profiles[credential.profile] : undefined;
   const named = quota && profile ? bucketOfUpstreamQuota(profile, quota) : undefined;
   const bucket = named !== undefined && credential.buckets[named] !== undefined ? named : spent.bucket;
   const what = ex.reason ?? ex.error?.reason ?? 'quotaExceeded';

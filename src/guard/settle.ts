@@ -11,7 +11,7 @@ import type { Ledger, Settlement, UnsettledSpend } from '../ledger/types.js';
 const RETRY_MS = 200;
 
 /** More pending spends than this are given up at once (memory stays bounded during a long outage). */
-export const MAX_UNSETTLED = 10_000;
+const MAX_UNSETTLED = 10_000;
 
 export interface Unsettled<T> {
   spend: UnsettledSpend;

@@ -7,7 +7,7 @@ import type { BucketConfig, Config, CredentialConfig, Tier } from '../config/typ
 import type { Ledger, Snapshot } from '../ledger/types.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, budgetKey, paceKey } from './keys.js';
-import { BackfillPacer } from './pacing.js';
+import { BackfillPacer, type ScheduledNeed } from './pacing.js';
 import { parseTag, siteOf } from './tags.js';
 
 export const FREES_UP_AMOUNTS = [1, 50, 100] as const;
@@ -328,6 +328,8 @@ export interface StatusOptions {
   credential?: string;
   /** The schedules' clock for the backfill figures (default: the upstream's calendar days). */
   pacer?: BackfillPacer;
+  /** What the schedules will spend today, when no `pacer` is given (default: nothing scheduled). */
+  scheduledNeed?: ScheduledNeed;
   /** The clock for upstream-day keys (default `Date.now`). */
   now?: () => number;
 }
@@ -339,7 +341,7 @@ export async function quotaStatus(
   options: StatusOptions = {},
 ): Promise<StatusReport> {
   const now = (options.now ?? Date.now)();
-  const pacer = options.pacer ?? new BackfillPacer(config);
+  const pacer = options.pacer ?? new BackfillPacer(config, undefined, options.scheduledNeed);
   const creds =
     options.credential !== undefined ? [config.credential(options.credential)] : config.credentials;
   let storeNow: number | undefined;

@@ -17,7 +17,7 @@ export interface RegionFreshness {
 }
 
 /** The trending schedule's period: the longest gap between its runs over the two days before `nowMs`. */
-export function schedulePeriodMs(config: Config, nowMs: number): number {
+function schedulePeriodMs(config: Config, nowMs: number): number {
   const t = config.schedules.trending;
   const runs = cronRuns(t.cron, t.timeZone, nowMs - 2 * 86_400_000, nowMs);
   let period = 0;

@@ -1,3 +1,3 @@
-export { bucketsUsed, openRunHistory, summarise } from './history.js';
+export { openRunHistory } from './history.js';
 export { lazyRunHistory } from './lazy.js';
 export * from './types.js';

@@ -18,6 +18,7 @@ import { methodOf } from '../config/lookups.js';
 import type { CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { spendTag } from '../guard/tags.js';
+import type { YouTubeClient } from '../upstream/client.js';
 import type { VideoStats } from '../upstream/schemas.js';
 import { type JobEnd, JobRun, jobCredential } from './job-run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
@@ -89,21 +90,53 @@ export function statsToVideo(s: VideoStats): VideoResource {
   };
 }
 
+/** A caller's options checked before the run starts (a mistake ends the run as `failed`, exit 64). */
+function checkOptions(options: BackfillOptions, batchSize: number): void {
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BACKFILL_BATCH) {
+    throw new InvalidArgumentError('batchSize', `must be an integer from 1 to ${BACKFILL_BATCH}`);
+  }
+  if (options.maxUnits !== undefined && (!Number.isInteger(options.maxUnits) || options.maxUnits < 1)) {
+    throw new InvalidArgumentError('maxUnits', 'must be an integer >= 1');
+  }
+  if (options.minAgeMs !== undefined && !(Number.isFinite(options.minAgeMs) && options.minAgeMs >= 0)) {
+    throw new InvalidArgumentError('minAgeMs', 'must be a number of ms >= 0');
+  }
+}
+
+/** One batch's fresh resources from the upstream, by the method the credential's profile favours. */
+async function fetchVideos(
+  client: YouTubeClient,
+  method: BackfillMethod,
+  ids: readonly string[],
+): Promise<VideoResource[]> {
+  return method === 'videos.batchGetStats'
+    ? (await client.videosBatchGetStats(ids)).items.map(statsToVideo)
+    : (await client.videosListByIds(ids)).items;
+}
+
+/**
+ * Where a run resumes the pass (a new pass when none is under way) and the refresh time before which
+ * a video is due; counts the videos skipped as too fresh (refreshed within minAge of the run's start).
+ */
+function resumePass(
+  ctx: JobContext,
+  run: JobRun,
+  cursorName: string,
+  minAgeMs: number | undefined,
+): { cursor: PassCursor; refreshedBefore: number } {
+  const cursor = readCursor(ctx.cache.getCursor(cursorName)) ?? { pass: run.startedAt, after: null };
+  const freshSince = run.startedAt - (minAgeMs ?? ctx.config.backfill.minAgeMs);
+  run.skipped = ctx.cache.countRefreshedSince(freshSince);
+  return { cursor, refreshedBefore: Math.min(cursor.pass, freshSince) };
+}
+
 /** Refresh cached videos through the guard's backfill tier. Returns a result value; only bugs throw. */
 export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}): Promise<JobResult> {
   let credentialId = options.credential ?? ctx.config.credentials[0]?.id ?? 'default';
   const batchSize = options.batchSize ?? BACKFILL_BATCH;
   const early = new JobRun(ctx, 'backfill', credentialId, options.signal);
   try {
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BACKFILL_BATCH) {
-      throw new InvalidArgumentError('batchSize', `must be an integer from 1 to ${BACKFILL_BATCH}`);
-    }
-    if (options.maxUnits !== undefined && (!Number.isInteger(options.maxUnits) || options.maxUnits < 1)) {
-      throw new InvalidArgumentError('maxUnits', 'must be an integer >= 1');
-    }
-    if (options.minAgeMs !== undefined && !(Number.isFinite(options.minAgeMs) && options.minAgeMs >= 0)) {
-      throw new InvalidArgumentError('minAgeMs', 'must be a number of ms >= 0');
-    }
+    checkOptions(options, batchSize);
     credentialId = jobCredential(ctx, options.credential);
   } catch (e) {
     return early.guarded(() => Promise.reject(e));
@@ -121,12 +154,7 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
   return run.guarded(async (): Promise<JobEnd | undefined> => {
     try {
       const client = ctx.upstream.get(credentialId);
-      const cursor = readCursor(ctx.cache.getCursor(cursorName)) ?? { pass: run.startedAt, after: null };
-      // Too fresh to refresh: whatever was refreshed within minAge of this run's start.
-      const minAgeMs = options.minAgeMs ?? ctx.config.backfill.minAgeMs;
-      const freshSince = run.startedAt - minAgeMs;
-      const refreshedBefore = Math.min(cursor.pass, freshSince);
-      run.skipped = ctx.cache.countRefreshedSince(freshSince);
+      const { cursor, refreshedBefore } = resumePass(ctx, run, cursorName, options.minAgeMs);
       if (progress) progress.start(countDue(ctx.cache, cursor.after, refreshedBefore));
       let done = 0;
       for (let batch = 1; batch <= MAX_BATCHES; batch++) {
@@ -137,7 +165,7 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
           if (batch === 1 && run.skipped)
             return {
               outcome: 'done',
-              reason: `nothing due: the ${run.skipped.toLocaleString('en-US')} cached video${run.skipped === 1 ? ' was' : 's were'} refreshed within backfill.minAge (${formatDuration(minAgeMs)}) and ${run.skipped === 1 ? 'is' : 'are'} left alone`,
+              reason: `nothing due: the ${run.skipped.toLocaleString('en-US')} cached video${run.skipped === 1 ? ' was' : 's were'} refreshed within backfill.minAge (${formatDuration(options.minAgeMs ?? ctx.config.backfill.minAgeMs)}) and ${run.skipped === 1 ? 'is' : 'are'} left alone`,
             };
           return undefined;
         }
@@ -151,10 +179,7 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
         const started = performance.now();
         const got = await run.call(
           { credential: credentialId, method, tier: 'backfill', tag },
-          async (): Promise<VideoResource[]> =>
-            method === 'videos.batchGetStats'
-              ? (await client.videosBatchGetStats(due.ids)).items.map(statsToVideo)
-              : (await client.videosListByIds(due.ids)).items,
+          () => fetchVideos(client, method, due.ids),
           { attempts: Math.max(1, Math.min(3, Math.floor(left / cost))) },
         );
         if (!got.ok) return got.end;

@@ -3,11 +3,15 @@
  * calls the upstream and nothing is recorded: the ledger is only read (the same figures `status`
  * shows), the cache only counted.
  */
+
 import { methodOf } from '../config/lookups.js';
 import type { Config, Tier } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { budgetCovers } from '../guard/keys.js';
 import { quotaStatus } from '../guard/status.js';
+import { trendingJob } from '../history/types.js';
 import type { Ledger } from '../ledger/types.js';
+import { TRENDING_METHOD, trendingCalls, trendingCallsText } from '../trending-spend.js';
 
 /** One job's most expensive run: `calls` calls of `method` at `cost` units each. */
 export interface DryRunJob {
@@ -18,6 +22,18 @@ export interface DryRunJob {
   calls: number;
   /** What the calls are: `4 pages`, `12 batches of 50 videos`. */
   what: string;
+}
+
+/** One trending run of `region` at its most: every chart's `maxPages` pages of `videos.list`. */
+export function trendingDryRun(config: Config, credential: string, region: string): DryRunJob {
+  return {
+    job: trendingJob(region),
+    credential,
+    method: TRENDING_METHOD,
+    tier: 'scheduled',
+    calls: trendingCalls(config, region),
+    what: trendingCallsText(config, region),
+  };
 }
 
 export interface DryRunSpend extends DryRunJob {
@@ -64,7 +80,10 @@ export async function dryRun(
   let at = new Date().toISOString();
   for (const id of credentials) {
     const credential = config.credential(id);
-    const status = await quotaStatus(config, ledger, { credential: id });
+    const status = await quotaStatus(config, ledger, {
+      credential: id,
+      scheduledNeed: scheduledNeed(config),
+    });
     at = status.at;
     const groups = new Map<string, DryRunSpend[]>();
     for (const s of spends.filter((x) => x.credential === id)) {

@@ -3,11 +3,11 @@
  * spent, retries by the guard's retry helper), counting what the run spent, turning stops and
  * errors into a `JobResult`, recording the run in the cache, and the exit code a process ends with.
  */
-import { ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
+import { ConfigError, ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
-import { summarise } from '../history/index.js';
 import { childLogger, type Logger } from '../logger.js';
+import { summarise } from './run-summary.js';
 import type { JobContext, JobOutcome, JobResult, RunContext } from './types.js';
 
 const OUTCOME_EXIT: Record<Exclude<JobOutcome, 'failed'>, ExitCode> = {
@@ -137,20 +137,13 @@ export class JobRun {
       ...(end.stop !== undefined ? { stop: end.stop } : {}),
       ...(end.error !== undefined ? { errorCode: end.error.code } : {}),
     };
+    // The run is recorded once, in the run history (#remember); the cache only catches its
+    // full-text index up with the pages the run wrote.
     try {
-      this.ctx.cache?.recordRun({
-        job: this.job,
-        startedAt: this.startedAt,
-        finishedAt,
-        outcome: end.outcome === 'done' ? 'ok' : end.outcome === 'failed' ? 'failed' : 'stopped',
-        pages: this.pages,
-        videos: this.videos,
-        units: this.units,
-        ...(end.reason !== undefined ? { detail: end.reason.slice(0, 500) } : {}),
-      });
+      this.ctx.cache?.flush();
     } catch (e) {
       if (!isQuotaGuardError(e)) throw e;
-      this.logger.warn({ code: e.code }, `could not record the run in the cache: ${e.message}`);
+      this.logger.warn({ code: e.code }, `could not bring the cache's index up to date: ${e.message}`);
     }
     const log = {
       outcome: result.outcome,
@@ -205,7 +198,7 @@ export class JobRun {
 export function jobCredential(ctx: JobContext, credential: string | undefined): string {
   if (credential !== undefined) return ctx.config.credential(credential).id;
   const first = ctx.config.credentials[0];
-  if (first === undefined) throw new Error('config has no credentials');
+  if (first === undefined) throw new ConfigError(['the config has no credentials']);
   return first.id;
 }
 

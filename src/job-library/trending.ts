@@ -9,10 +9,11 @@ import type { VideoResource } from '../cache/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { spendTag } from '../guard/tags.js';
 import { trendingJob } from '../history/types.js';
+import { TRENDING_METHOD } from '../trending-spend.js';
 import { type JobEnd, JobRun, jobCredential } from './job-run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
-export const TRENDING_METHOD = 'videos.list';
+export { TRENDING_METHOD };
 export const PAGE_SIZE = 50;
 
 export interface TrendingOptions extends JobRunOptions {

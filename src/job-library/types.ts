@@ -72,7 +72,7 @@ export interface RunContext {
   logger: GuardLogger;
   now?: () => number;
   history?: RunHistory;
-  cache?: Pick<Cache, 'recordRun'>;
+  cache?: Pick<Cache, 'flush'>;
 }
 
 export interface JobRunOptions {

@@ -183,7 +183,7 @@ class RedisBackend implements LedgerBackend {
   }
 
   recallEntry(key: string): Promise<string | undefined> {
-    return this.#call('recallEntry', () => this.#scripts.recallEntry(key));
+    return this.#conn.call('recallEntry', () => this.#scripts.recallEntry(key));
   }
 
   async ping(): Promise<void> {

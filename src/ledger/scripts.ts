@@ -40,13 +40,18 @@ function inline(source: string, dir: string, from: string, chain: readonly strin
   return source.replace(INCLUDE, (_line, name: string) => {
     const file = `includes/${name}.lua`;
     if (chain.includes(name)) {
-      throw new Error(`lua/${from}: @include "${name}" is a cycle (${[...chain, name].join(' → ')})`);
+      throw new QuotaGuardError(
+        'QG_INTERNAL',
+        `lua/${from}: @include "${name}" is a cycle (${[...chain, name].join(' → ')})`,
+      );
     }
     let text: string;
     try {
       text = readFileSync(`${dir}${file}`, 'utf8');
-    } catch {
-      throw new Error(`lua/${from}: @include "${name}": there is no lua/${file}`);
+    } catch (e) {
+      throw new QuotaGuardError('QG_INTERNAL', `lua/${from}: @include "${name}": there is no lua/${file}`, {
+        cause: e,
+      });
     }
     return inline(text, dir, file, [...chain, name]).trimEnd();
   });
@@ -129,7 +134,10 @@ class ScriptCaller {
    */
   call(keys: readonly string[], ...argv: ScriptArg[]): Promise<ScriptReply> {
     if (this.#keys !== undefined && keys.length !== this.#keys) {
-      throw new Error(`lua/${this.#file}.lua takes ${this.#keys} key(s), called with ${keys.length}`);
+      throw new QuotaGuardError(
+        'QG_INTERNAL',
+        `lua/${this.#file}.lua takes ${this.#keys} key(s), called with ${keys.length}`,
+      );
     }
     const args: ScriptArg[] = ['', keys.length, ...keys, ...argv];
     return this.evalsha(args).catch((e: unknown) => this.retry(args, e));
@@ -177,7 +185,7 @@ export class LedgerScripts {
   constructor(client: Redis | Cluster, scripts: readonly LoadedScript[], prefix = '') {
     const caller = (file: ScriptName) => {
       const s = scripts.find((x) => x.file === file);
-      if (!s) throw new Error(`lua/${file}.lua is missing`);
+      if (!s) throw new QuotaGuardError('QG_INTERNAL', `lua/${file}.lua is missing`);
       return new ScriptCaller(client, s);
     };
     this.#spend = caller('spend');

@@ -8,12 +8,13 @@ import { MAX_WINDOW_MS } from '../config/defaults.js';
 import { CostExceedsLimitError, InvalidArgumentError } from '../errors.js';
 import type { Budget, Decision, PeekRequest, SpendEntry, SpendRequest } from './types.js';
 
-export const MAX_TAG_LENGTH = 200;
-export const MAX_KEY_LENGTH = 512;
-export const MAX_REASON_LENGTH = 500;
-export const MAX_BUDGETS = 16;
+const MAX_TAG_LENGTH = 200;
+const MAX_KEY_LENGTH = 512;
+const MAX_REASON_LENGTH = 500;
+const MAX_BUDGETS = 16;
+const MAX_AMOUNTS = 32;
+
 export { MAX_WINDOW_MS };
-export const MAX_AMOUNTS = 32;
 
 function isValidKey(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0 && v.length <= MAX_KEY_LENGTH;

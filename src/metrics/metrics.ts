@@ -11,6 +11,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Cache } from '../cache/index.js';
 import { type Config, TIERS } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { quotaStatus } from '../guard/status.js';
 import { type GuardEvent, STOP_REASONS } from '../guard/types.js';
 import { regionFreshness } from '../history/freshness.js';
@@ -301,7 +302,9 @@ export class Metrics {
     const s = this.#sources;
     if (!s) return;
     if (s.ledger) {
-      const report = await quotaStatus(s.config, s.ledger).catch(() => undefined);
+      const report = await quotaStatus(s.config, s.ledger, { scheduledNeed: scheduledNeed(s.config) }).catch(
+        () => undefined,
+      );
       // Last scrape's figures go either way: a store that did not answer leaves the gauges absent
       // (stale figures would mislead an alert on them).
       this.unitsUsed.reset();

@@ -10,8 +10,10 @@
  *   spent today), else an even pace from 0 at the window's start to quota − reserve at its end.
  * - Every region's last successful fetch (stale ones flagged), blocks, and the last runs.
  */
+
 import { startOfDay } from '../calendar-day.js';
 import type { Config, Tier } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
 import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
@@ -47,7 +49,7 @@ export async function statusPageData(
   history: RunHistory | undefined,
   options: { localZone?: string; refreshSeconds?: number; pacing?: PacingSource } = {},
 ): Promise<StatusPageData> {
-  const report = await quotaStatus(config, ledger);
+  const report = await quotaStatus(config, ledger, { scheduledNeed: scheduledNeed(config) });
   const now = Date.parse(report.at);
   const { pacing, ...rest } = options;
   const data: StatusPageData = { report, runs: [], ...rest };

@@ -15,6 +15,7 @@
  * A window is measured the way the ledger measures it: the most spent in any sliding window of the
  * bucket's (or budget's) length, or in any one calendar day of the upstream for `upstream-day`.
  */
+
 import { windowLabel } from '../config/duration.js';
 import type {
   BucketConfig,
@@ -27,6 +28,7 @@ import type {
 import { cronRuns, maxInDay, maxInWindow, type Spend, trendingRuns } from '../cron-runs.js';
 import { budgetCovers } from '../guard/keys.js';
 import { backfillMethod } from '../job-library/backfill.js';
+import { chartsOf, TRENDING_METHOD, trendingMethod } from '../trending-spend.js';
 
 const DAY_MS = 86_400_000;
 /** Whole days looked at: a week covers weekly cron patterns. */
@@ -276,7 +278,7 @@ function adviseChanges(config: Config, b: BucketPlan, now: number): void {
   }
 
   // The regions costing most first (more charts), the last listed first among equals.
-  const charts = (r: string) => Math.max(1, config.categories[r]?.length ?? 0);
+  const charts = (r: string) => chartsOf(config, r);
   const order = config.regions
     .map((r, i) => ({ r, i }))
     .sort((x, y) => charts(y.r) - charts(x.r) || y.i - x.i)
@@ -307,9 +309,9 @@ function sourcesOf(
   const to = now + (HORIZON_DAYS + 2) * DAY_MS;
   if (runsJobs) {
     const t = config.schedules.trending;
-    const list = c.methods['videos.list']!;
+    const list = trendingMethod(c);
     const { spends, ticks } = trendingRuns(config, c, now, to);
-    const charts = config.regions.reduce((n, r) => n + Math.max(1, config.categories[r]?.length ?? 0), 0);
+    const charts = config.regions.reduce((n, r) => n + chartsOf(config, r), 0);
     out.push({
       bucket: list.bucket,
       source: {
@@ -317,7 +319,7 @@ function sourcesOf(
           source: 'trending',
           id: 'trending',
           tier: 'scheduled',
-          method: 'videos.list',
+          method: TRENDING_METHOD,
           cost: list.cost,
           detail:
             charts === config.regions.length

@@ -8,6 +8,7 @@
  * The ticks come from a `TickSource`: node-cron by default, or any other clock (tests, drills).
  */
 import type { Logger as CronLogger } from 'node-cron';
+import { InvalidArgumentError } from '../errors.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { JobResult } from '../job-library/types.js';
 import { nodeCron } from '../time-libs.js';
@@ -89,7 +90,7 @@ export class Scheduler {
   constructor(opts: SchedulerOptions) {
     const names = new Set<string>();
     for (const j of opts.jobs) {
-      if (names.has(j.name)) throw new Error(`scheduler: two jobs named '${j.name}'`);
+      if (names.has(j.name)) throw new InvalidArgumentError('jobs', `two jobs named '${j.name}'`);
       names.add(j.name);
     }
     this.#jobs = opts.jobs;
@@ -190,7 +191,7 @@ export class Scheduler {
   /** Run a job now, outside its schedule (same no-overlap rule). False when it is already running. */
   runNow(name: string): boolean {
     const job = this.#jobs.find((j) => j.name === name);
-    if (!job) throw new Error(`scheduler: no job named '${name}'`);
+    if (!job) throw new InvalidArgumentError('name', `the scheduler has no job named '${name}'`);
     return this.#startRun(job);
   }
 

@@ -4,7 +4,9 @@
  * optionally the loopback /metrics and /healthz server. `stop()` is the graceful shutdown: no more
  * ticks, running pages finished, then the HTTP server, the cache and the ledger closed.
  */
+
 import type { Config } from '../config/types.js';
+import { scheduledNeed } from '../cron-runs.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { DayOf } from '../guard/pacing.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
@@ -104,6 +106,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     config,
     ledger,
     logger,
+    scheduledNeed: scheduledNeed(config),
     onEvent: opts.onGuardEvent
       ? (e) => {
           metrics.guardEvent(e);

@@ -69,11 +69,6 @@ export function primaryCode(code: string): string {
   return code.split('_').slice(0, 2).join('_');
 }
 
-/** What a result code (primary or extended) means for a store: see the table above. */
-export function classifySqliteCode(code: string): FailureKind {
-  return PRIMARY[primaryCode(code)]?.kind ?? 'bug';
-}
-
 function codeOf(e: unknown): string | undefined {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;

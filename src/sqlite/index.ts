@@ -1,6 +1,5 @@
 /** One way to open, identify, migrate and report the failures of a store's SQLite file (ledger and cache). */
 export {
-  classifySqliteCode,
   type FailureKind,
   primaryCode,
   type StoreLabel,

@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { FTS_COLUMNS } from '../../src/cache/schema.js';
 import { tokens } from '../../src/cache/tokenize.js';
 import type { VideoResource } from '../../src/cache/types.js';
 import { rng } from '../../src/simulator/rng.js';
+import { tempDir as harnessTempDir } from '../harness/temp.js';
 
 /**
  * Calls `onGet` with the arguments of every `get` of a statement whose SQL starts with `prefix`,
@@ -32,8 +30,8 @@ export function watchStatements(
 
 /** A temp directory removed by the returned cleanup. */
 export function tempDir(prefix = 'qg-cache-'): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const t = harnessTempDir(prefix);
+  return { dir: t.dir, cleanup: t.remove };
 }
 
 export interface VideoSpec {

@@ -97,7 +97,7 @@ describe('job state', () => {
     }
   });
 
-  it('keeps cursors and run history', () => {
+  it('keeps cursors', () => {
     let now = 10;
     const cache = openCache(join(t.dir, 'jobs.db'), { now: () => now });
     try {
@@ -111,48 +111,6 @@ describe('job state', () => {
       expect(() => cache.setCursor('', 'x')).toThrow(
         expect.objectContaining({ code: 'QG_INVALID_ARGUMENT' }),
       );
-
-      const a = cache.recordRun({
-        job: 'trending:US',
-        startedAt: 100,
-        finishedAt: 150,
-        outcome: 'ok',
-        pages: 4,
-        videos: 200,
-        units: 4,
-      });
-      const b = cache.recordRun({
-        job: 'backfill',
-        startedAt: 120,
-        finishedAt: 130,
-        outcome: 'stopped',
-        detail: 'headroom',
-      });
-      cache.recordRun({
-        job: 'trending:US',
-        startedAt: 200,
-        finishedAt: 210,
-        outcome: 'failed',
-        detail: 'upstream 503',
-      });
-      expect(b).toBeGreaterThan(a);
-      expect(cache.recentRuns({ job: 'trending:US' }).map((r) => [r.startedAt, r.outcome])).toEqual([
-        [200, 'failed'],
-        [100, 'ok'],
-      ]);
-      expect(cache.recentRuns({ limit: 2 }).map((r) => r.job)).toEqual(['trending:US', 'backfill']);
-      expect(cache.recentRuns({ job: 'backfill' })[0]).toEqual({
-        id: b,
-        job: 'backfill',
-        startedAt: 120,
-        finishedAt: 130,
-        outcome: 'stopped',
-        detail: 'headroom',
-      });
-      expect(() =>
-        cache.recordRun({ job: 'x', startedAt: 1, finishedAt: 2, outcome: 'maybe' as never }),
-      ).toThrow(expect.objectContaining({ code: 'QG_INVALID_ARGUMENT', field: 'run.outcome' }));
-      expect(cache.stats().runs).toBe(3);
     } finally {
       cache.close();
     }

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseQuery, type QueryTerm } from '../../src/cache/query.js';
-import { hitSnippet, matchesIn, mayMatch, snippet } from '../../src/cache/snippet.js';
+import { hitSnippet, mayMatch, snippet } from '../../src/cache/snippet.js';
 import { nonAsciiTokens, tokenSpans, tokens } from '../../src/cache/tokenize.js';
 import { EMOJI, LEXICON } from '../../src/simulator/lexicon.js';
 import { rng } from '../../src/simulator/rng.js';
+
+/** Whether a term matches in `text`, from all of its tokens (what `mayMatch` must never deny). */
+function matchesIn(text: string, terms: Parameters<typeof mayMatch>[1]): boolean {
+  return snippet(text, terms, ['[', ']']).matched;
+}
 
 const M = ['[', ']'] as const;
 const terms = (q: string) => parseQuery(q).include;

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { fileTempDir } from '../harness/temp.js';
 
-export const dir = mkdtempSync(join(tmpdir(), 'qg-cli-'));
+export const dir = fileTempDir('qg-cli-').dir;
 let n = 0;
 
 /** Write a config file (YAML text) and return its path. */

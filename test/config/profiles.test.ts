@@ -8,7 +8,6 @@ import { ConfigError } from '../../src/errors.js';
 import {
   BUILTIN_PROFILE_IDS,
   bucketOfUpstreamQuota,
-  builtinProfileData,
   PROFILES,
   profileData,
   toProfile,
@@ -42,7 +41,7 @@ function problems(raw: unknown): string[] {
 describe('built-in profiles are data', () => {
   it('each is its data run through the schema a config’s profiles go through, and back', () => {
     for (const id of BUILTIN_PROFILE_IDS) {
-      const data = builtinProfileData(id);
+      const data = profileData(PROFILES[id]);
       expect(toProfile(id, profileSchema.parse(data))).toEqual(PROFILES[id]);
       expect(toProfile(id, profileSchema.parse(profileData(PROFILES[id]!)))).toEqual(PROFILES[id]);
     }
@@ -51,7 +50,7 @@ describe('built-in profiles are data', () => {
   it('a config that writes a built-in profile out under another id gets the same credential', () => {
     const copy = parseConfig(
       {
-        profiles: { 'my-2026': builtinProfileData('youtube-2026') },
+        profiles: { 'my-2026': profileData(PROFILES['youtube-2026']) },
         credentials: [{ id: 'a', profile: 'my-2026' }],
       },
       { env: {} },

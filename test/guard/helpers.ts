@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
@@ -7,8 +5,9 @@ import type { Config } from '../../src/config/types.js';
 import type { GuardEvent, GuardLogger } from '../../src/guard/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger, OpenLedgerOptions } from '../../src/ledger/types.js';
+import { fileTempDir } from '../harness/temp.js';
 
-export const tmp = mkdtempSync(join(tmpdir(), 'qg-guard-'));
+export const tmp = fileTempDir('qg-guard-').dir;
 let seq = 0;
 
 export function config(raw: Record<string, unknown>): Config {

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../src/cli/render/status.js';
 import { parseConfig } from '../../src/config/index.js';
+import { scheduledNeed } from '../../src/cron-runs.js';
 import { createGuard, type Guard, quotaStatus } from '../../src/guard/index.js';
 import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';
 import type { Ledger } from '../../src/ledger/types.js';
@@ -25,13 +26,20 @@ interface Rig {
   at(h: number): void;
 }
 
-async function rig(raw: Record<string, unknown>): Promise<Rig> {
+async function rig(raw: Record<string, unknown>, options: { schedules?: boolean } = {}): Promise<Rig> {
   let clock = DAY;
   const now = () => clock;
   const ledger = await openSqlite({ now });
   opened.push(ledger);
   const config = parseConfig(raw, { env: {} });
-  const guard = createGuard({ config, ledger, logger: capture(), now });
+  // The YouTube application's schedules: its trending runs are the scheduled need.
+  const guard = createGuard({
+    config,
+    ledger,
+    logger: capture(),
+    now,
+    ...(options.schedules !== false ? { scheduledNeed: scheduledNeed(config) } : {}),
+  });
   return { guard, ledger, at: (h) => (clock = DAY + h * HOUR) };
 }
 
@@ -51,6 +59,23 @@ const CLASSIC = {
     backfill: { cron: '30 * * * *', timeZone: 'UTC' },
   },
 };
+
+describe('a guard told of no schedule', () => {
+  it('holds nothing back for scheduled runs and lifts the line only at midnight', async () => {
+    const r = await rig(CLASSIC, { schedules: false });
+    r.at(12);
+    const line = await r.guard.pacingLine('c', 'units');
+    expect(line).toMatchObject({
+      scheduledNeed: 0,
+      scheduledRunsLeft: 0,
+      ceiling: 850,
+      burstFrom: DAY + 24 * HOUR,
+    });
+    const told = await rig(CLASSIC);
+    told.at(12);
+    expect((await told.guard.pacingLine('c', 'units')).scheduledNeed).toBeGreaterThan(0);
+  });
+});
 
 describe("today's scheduled runs are held back from the backfill", () => {
   it('the backfill ceiling is min(backfill ceiling, scheduled ceiling − what the rest of the day’s runs need)', async () => {
@@ -109,7 +134,10 @@ describe('status shows what is held back and the line', () => {
     expect(
       (await r.guard.spend({ credential: 'c', bucket: 'units', cost: 100, tier: 'backfill' })).allowed,
     ).toBe(true);
-    const report = await quotaStatus(r.guard.config, r.ledger, { now: () => DAY + 12 * HOUR });
+    const report = await quotaStatus(r.guard.config, r.ledger, {
+      now: () => DAY + 12 * HOUR,
+      scheduledNeed: scheduledNeed(r.guard.config),
+    });
     const units = report.credentials[0]!.buckets.find((b) => b.id === 'units')!;
     expect(units.backfill).toEqual({
       scheduledNeed: 96,

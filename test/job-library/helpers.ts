@@ -1,29 +1,24 @@
-/**
- * Job test rig: the simulator on loopback, a real ledger (SQLite file or the private Redis), a real
- * cache file, and a config pointing at them. The API key lives only in the config's env object.
- */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openCache } from '../../src/cache/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { Config } from '../../src/config/types.js';
 import { bucketWindow, createGuard, type Guard } from '../../src/guard/index.js';
+import { openRunHistory } from '../../src/history/index.js';
 import type { JobContext } from '../../src/job-library/index.js';
 import { upstreamClients } from '../../src/job-library/upstream.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { type Captured, capture } from '../guard/helpers.js';
+import { fileTempDir } from '../harness/temp.js';
 
-export const tmp = mkdtempSync(join(tmpdir(), 'qg-jobs-'));
-let seq = 0;
+const temp = fileTempDir('qg-jobs-');
+export const tmp = temp.dir;
 
 export const KEY_ENV = 'QG_TEST_API_KEY';
 
 /** A fresh path under the test's temp directory. */
 export function tmpPath(name: string): string {
-  return join(tmp, `${seq++}-${name}`);
+  return temp.path(name);
 }
 
 export interface Rig extends JobContext {
@@ -47,6 +42,8 @@ export interface RigOptions {
   key?: string;
   /** Put no API key in the env. */
   noKey?: boolean;
+  /** Record finished runs in a run history kept in the ledger's store, as the CLI does. */
+  history?: boolean;
 }
 
 /** A distinctive key, so a test can grep output for it. */
@@ -74,18 +71,28 @@ export async function rig(options: RigOptions = {}): Promise<Rig> {
     },
     { env: options.noKey ? {} : { [KEY_ENV]: key } },
   );
-  const ledger = await openLedger(options.store ?? `sqlite:${tmpPath('ledger.db')}`, {
+  const storeUrl = options.store ?? `sqlite:${tmpPath('ledger.db')}`;
+  const ledger = await openLedger(storeUrl, {
     ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
   });
   const log = capture();
   const guard = createGuard({ config, ledger, logger: log, onEvent: log.onEvent });
   const cache = openCache(config.cache.path);
   const upstream = upstreamClients(config);
+  const history = options.history
+    ? await openRunHistory({
+        url: storeUrl,
+        kind: ledger.kind,
+        from: 'file',
+        ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
+      })
+    : undefined;
   return {
     config,
     guard,
     cache,
     upstream,
+    ...(history !== undefined ? { history } : {}),
     logger: log,
     sim,
     key,
@@ -93,6 +100,7 @@ export async function rig(options: RigOptions = {}): Promise<Rig> {
     log,
     async close() {
       await upstream.close();
+      await history?.close();
       cache.close();
       await ledger.close();
       if (ownSim) await sim.close();

@@ -1,7 +1,8 @@
 /**
- * The layers table of docs/architecture.md is the map a newcomer reads; this keeps it true. Every
- * file in src/ has a row (its own, or its folder's), and no import runs upward: static, type-only
- * and lazy (`await import(…)`) imports alike.
+ * The layers tables of docs/architecture.md are the map a newcomer reads; this keeps them true.
+ * Every file in src/ has a row (its own, or its folder's) in the core's table or the application's,
+ * no import runs upward, the core imports nothing of the application, and no two folders on one
+ * layer import each other: static, type-only and lazy (`await import(…)`) imports alike.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
@@ -11,20 +12,44 @@ import { ROOT } from '../harness/imports.js';
 const IMPORT =
   /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/gm;
 
-/** `src/x.ts` or `src/x/` → its layer, from the table's rows (`| 2 | \`src/sqlite/\` | … |`). */
-function layerTable(): Map<string, number> {
+type Group = 'core' | 'app';
+
+interface Row {
+  layer: number;
+  group: Group;
+  /** The row's path as the table writes it: `src/sqlite/` or `src/errors.ts`. */
+  path: string;
+}
+
+/** `src/x.ts` or `src/x/` → its row, from the tables' rows (`| 2 | core | \`src/sqlite/\` | … |`). */
+function layerRows(): Map<string, Row> {
   const doc = readFileSync(`${ROOT}/docs/architecture.md`, 'utf8');
-  const table = new Map<string, number>();
-  for (const row of doc.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)) {
-    for (const path of row[2]!.matchAll(/`(src\/[^`]+)`/g)) table.set(path[1]!, Number(row[1]));
+  const table = new Map<string, Row>();
+  for (const row of doc.matchAll(/^\| (\d+) \| (core|app) \| ([^|]+) \|/gm)) {
+    for (const path of row[3]!.matchAll(/`(src\/[^`]+)`/g)) {
+      table.set(path[1]!, { layer: Number(row[1]), group: row[2] as Group, path: path[1]! });
+    }
   }
   return table;
 }
 
-function layerOf(table: Map<string, number>, file: string): number | undefined {
+/** A file's row: its own when the table has one, else its folder's. */
+function rowOf(table: Map<string, Row>, file: string): Row | undefined {
   if (table.has(file)) return table.get(file);
   const folder = `${file.split('/').slice(0, 2).join('/')}/`;
   return table.get(folder);
+}
+
+function layerOf(table: Map<string, Row>, file: string): number | undefined {
+  return rowOf(table, file)?.layer;
+}
+
+/** Every relative import of a source file, as a repository path (`src/ledger/types.ts`). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(`${ROOT}/${file}`, 'utf8');
+  return [...text.matchAll(IMPORT)].map((m) =>
+    relative(ROOT, resolve(dirname(`${ROOT}/${file}`), (m[1] ?? m[2])!.replace(/\.js$/, '.ts'))),
+  );
 }
 
 const sources = readdirSync(`${ROOT}/src`, { recursive: true, encoding: 'utf8' })
@@ -32,7 +57,7 @@ const sources = readdirSync(`${ROOT}/src`, { recursive: true, encoding: 'utf8' }
   .map((f) => `src/${f}`);
 
 describe('the layers of docs/architecture.md', () => {
-  const table = layerTable();
+  const table = layerRows();
 
   it('place every file in src/', () => {
     expect(table.size).toBeGreaterThan(10);
@@ -54,6 +79,36 @@ describe('the layers of docs/architecture.md', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('keep the core apart from the application: no core file imports an application file', () => {
+    const groups = new Set([...table.values()].map((r) => r.group));
+    expect([...groups].sort()).toEqual(['app', 'core']);
+    const intoApp: string[] = [];
+    for (const file of sources.filter((f) => rowOf(table, f)?.group === 'core')) {
+      for (const target of importsOf(file)) {
+        if (rowOf(table, target)?.group !== 'core') intoApp.push(`${file} → ${target}`);
+      }
+    }
+    expect(intoApp).toEqual([]);
+  });
+
+  it('have no two folders on one layer that import each other', () => {
+    // Between two places on one layer, imports may run one way only: a loop between folders is a
+    // tangle even when no single file loop closes it (cycles.test.ts catches those).
+    const edges = new Set<string>();
+    for (const file of sources) {
+      const from = rowOf(table, file)!;
+      for (const target of importsOf(file)) {
+        const to = rowOf(table, target);
+        if (to && to.path !== from.path && to.layer === from.layer) edges.add(`${from.path} → ${to.path}`);
+      }
+    }
+    const mutual = [...edges].filter((e) => {
+      const [a, b] = e.split(' → ');
+      return a! < b! && edges.has(`${b} → ${a}`);
+    });
+    expect(mutual).toEqual([]);
   });
 
   it('keep the simulator on layers 0 and 1: it is a stand-in for the upstream, not a client of ours', () => {

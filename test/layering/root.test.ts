@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as root from '../../src/index.js';
 import * as simulator from '../../src/simulator/index.js';
+import * as youtube from '../../src/youtube.js';
 import { loadedBy, ROOT } from '../harness/imports.js';
 
-// The package root's runtime names. Adding one here is a decision about the public API.
+// The package root's runtime names: the core. Adding one here is a decision about the public API.
 const ROOT_EXPORTS = [
-  'CacheSchemaError',
   'ConfigError',
   'CostExceedsLimitError',
   'CrossSlotError',
@@ -14,50 +14,65 @@ const ROOT_EXPORTS = [
   'ExitCode',
   'GuardStoppedError',
   'InvalidArgumentError',
-  'QueryInvalidError',
   'QuotaGuardError',
   'StoreUnavailableError',
   'TIERS',
   'UpstreamError',
   'WindowMismatchError',
   'createGuard',
-  'createYouTubeClient',
   'exitCodeFor',
   'googleClassifier',
   'guardedFetch',
   'guardInterceptor',
   'isQuotaGuardError',
   'loadConfig',
-  'openCache',
-  'openJobContext',
   'openLedger',
   'openQuotaGuard',
+  'openRunHistory',
   'parseConfig',
-  'planBudget',
   'quotaStatus',
-  'runBackfill',
-  'runTrending',
   'withRetries',
 ];
+
+// `quota-guard/youtube`: the YouTube application's runtime names.
+const YOUTUBE_EXPORTS = [
+  'CacheSchemaError',
+  'QueryInvalidError',
+  'createYouTubeClient',
+  'openCache',
+  'openJobContext',
+  'planBudget',
+  'runBackfill',
+  'runTrending',
+  'scheduledNeed',
+];
+
+/** What the core may not load: the YouTube application's folders and files. */
+const APPLICATION =
+  /^src\/(upstream|cache|job-library|plan|simulator|metrics|scheduler|drill|cli)\/|^src\/(cron-runs|youtube)\.ts$|^src\/history\/freshness\.ts$/;
 
 describe('the package root', () => {
   it('exports the chosen names and no others', () => {
     expect(Object.keys(root).sort()).toEqual([...ROOT_EXPORTS].sort());
   });
 
-  it('loads no simulator, metrics, scheduler, drill or CLI code', () => {
+  it('is the core: it loads no YouTube client, cache, job, plan, scheduler, metrics, drill, CLI or simulator code', () => {
     const { files, packages } = loadedBy('src/index.ts');
-    const internal = [...files].filter((f) => /^src\/(simulator|metrics|scheduler|drill|cli)\//.test(f));
-    expect(internal).toEqual([]);
+    expect([...files].filter((f) => APPLICATION.test(f))).toEqual([]);
     expect(packages.has('prom-client')).toBe(false);
+    expect(packages.has('undici'), 'the YouTube client is not loaded').toBe(false);
     expect(packages.has('ioredis'), 'ioredis is loaded only when a redis URL is opened').toBe(false);
+    expect(packages.has('better-sqlite3'), 'better-sqlite3 is loaded only when an sqlite URL is opened').toBe(
+      false,
+    );
   });
 
-  it('reaches no simulator, metrics, scheduler, drill or CLI code, lazy imports included', () => {
+  it('reaches no application code, lazy imports included', () => {
     // tsc writes dist/ file for file, so this is what the built root entry can ever load.
-    const { files } = loadedBy('src/index.ts', { lazy: true });
+    const { files, packages } = loadedBy('src/index.ts', { lazy: true });
     expect(files.has('src/ledger/redis.ts'), 'the walk follows lazy imports').toBe(true);
-    expect([...files].filter((f) => /^src\/(simulator|metrics|scheduler|drill|cli)\//.test(f))).toEqual([]);
+    expect(packages.has('better-sqlite3'), 'the SQLite stores are reached, lazily').toBe(true);
+    expect([...files].filter((f) => APPLICATION.test(f))).toEqual([]);
   });
 
   it('puts the simulator behind the quota-guard/simulator subpath', () => {
@@ -72,6 +87,21 @@ describe('the package root', () => {
     });
     expect(typeof simulator.startSimulator).toBe('function');
     expect('startSimulator' in root).toBe(false);
+  });
+});
+
+describe('quota-guard/youtube', () => {
+  it('exports the chosen names and no others', () => {
+    expect(Object.keys(youtube).sort()).toEqual([...YOUTUBE_EXPORTS].sort());
+  });
+
+  it('shares no runtime name with the root: each name has one import path', () => {
+    expect(Object.keys(youtube).filter((n) => n in root)).toEqual([]);
+  });
+
+  it('loads no simulator, metrics, scheduler, drill or CLI code', () => {
+    const { files } = loadedBy('src/youtube.ts', { lazy: true });
+    expect([...files].filter((f) => /^src\/(simulator|metrics|scheduler|drill|cli)\//.test(f))).toEqual([]);
   });
 });
 

@@ -48,5 +48,7 @@ describe('the Lua loader', () => {
       'includes/y.lua': '--- @include "x"\n',
     });
     expect(() => loadScripts(cyclic)).toThrow('lua/includes/y.lua: @include "x" is a cycle (x → y → x)');
+    // A broken install is a typed internal error (exit 70), not a plain Error.
+    expect(() => loadScripts(cyclic)).toThrow(expect.objectContaining({ code: 'QG_INTERNAL' }));
   });
 });

@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   BUILTIN_PROFILE_IDS,
-  builtinProfileData,
   methodSpec,
   PROFILES,
+  profileData,
   toProfile,
 } from '../../src/profiles/profiles.js';
 import { profileSchema } from '../../src/profiles/schema.js';
@@ -97,7 +97,7 @@ describe('profiles against the documented quota costs', () => {
 describe('the built-in profiles as data', () => {
   it('are what the schema of a config’s profiles returns for them: valid, every default written out', () => {
     for (const id of BUILTIN_PROFILE_IDS) {
-      const data = builtinProfileData(id);
+      const data = profileData(PROFILES[id]);
       expect(profileSchema.parse(data), id).toEqual(data);
       expect(toProfile(id, profileSchema.parse(data)), id).toEqual(PROFILES[id]);
     }

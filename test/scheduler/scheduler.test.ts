@@ -201,6 +201,21 @@ describe('scheduler on a fake clock', () => {
   });
 });
 
+describe('a scheduler misused', () => {
+  it('refuses two jobs of one name and runs no unknown job, with typed errors', () => {
+    expect(() => new Scheduler({ jobs: [fakeJob('a', 0), fakeJob('a', 0)], logger: capture() })).toThrow(
+      expect.objectContaining({ code: 'QG_INVALID_ARGUMENT', field: 'jobs' }),
+    );
+    const { s } = scheduler([fakeJob('a', 0)]);
+    expect(() => s.runNow('b')).toThrow(
+      expect.objectContaining({
+        code: 'QG_INVALID_ARGUMENT',
+        message: "name: the scheduler has no job named 'b'",
+      }),
+    );
+  });
+});
+
 describe('scheduler on node-cron with a short cron expression', () => {
   it('ticks every second, staggers, and never runs a job twice at once', async () => {
     // A job that lasts longer than its period: every other tick finds it running.

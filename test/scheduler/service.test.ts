@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import { bucketWindow } from '../../src/guard/index.js';
+import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { type ScheduledJob, startService, type TickSource } from '../../src/scheduler/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -104,11 +105,12 @@ describe('quota-guard run', () => {
     const sim = await simulator(250);
     const key = secretKey();
     const cachePath = tmpPath('cache.db');
+    const ledgerPath = tmpPath('ledger.db');
     const file = tmpPath('run.yaml');
     writeFileSync(
       file,
       [
-        `store: sqlite:${tmpPath('ledger.db')}`,
+        `store: sqlite:${ledgerPath}`,
         `cache: { path: ${cachePath} }`,
         `upstream: { baseUrl: ${sim.url} }`,
         `credentials: [{ id: default, apiKeyEnv: ${KEY_ENV} }]`,
@@ -174,7 +176,13 @@ describe('quota-guard run', () => {
       expect(snap!.videos.map((v) => v.rank)).toEqual(snap!.videos.map((_, i) => i));
     }
     // No two runs of one job overlapped: each run's start comes after the previous run's end.
-    const runs = cache.recentRuns({ limit: 1000 });
+    const history = await openRunHistory({
+      url: `sqlite:${ledgerPath}`,
+      kind: 'sqlite',
+      from: 'file',
+    });
+    cleanup.push(() => history.close());
+    const runs = await history.list({ credentials: ['default'], limit: 1000 });
     for (const job of ['trending:US', 'trending:GB']) {
       const mine = runs.filter((r) => r.job === job).sort((a, b) => a.startedAt - b.startedAt);
       expect(mine.length).toBeGreaterThan(0);

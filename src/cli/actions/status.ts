@@ -8,6 +8,7 @@ import * as luxon from 'luxon';
 import * as nodeCron from 'node-cron';
 import { redactStoreUrl } from '../../config/store-url.js';
 import type { Config } from '../../config/types.js';
+import { scheduledNeed } from '../../cron-runs.js';
 import { quotaStatus } from '../../guard/status.js';
 import type { GuardLogger } from '../../guard/types.js';
 import { regionFreshness } from '../../history/freshness.js';
@@ -31,7 +32,10 @@ export async function statusView(
   credential: string | undefined,
 ): Promise<StatusView> {
   const report: StatusView = {
-    ...(await quotaStatus(config, ledger, credential !== undefined ? { credential } : {})),
+    ...(await quotaStatus(config, ledger, {
+      scheduledNeed: scheduledNeed(config),
+      ...(credential !== undefined ? { credential } : {}),
+    })),
     ...storeLocations(config),
   };
   const history = await openRunHistory(config.store);

@@ -55,24 +55,13 @@ export function register(program: Command): void {
         opts.region.length ? [...new Set(opts.region.map((r) => c.region(r)))] : c.regions,
       );
       if (opts.dryRun) {
-        const [{ dryRunCommand }, { trendingJob }] = await Promise.all([
+        const [{ dryRunCommand }, { trendingDryRun }] = await Promise.all([
           import('../dry-run.js'),
-          import('../../history/types.js'),
+          import('../../job-library/dry-run.js'),
         ]);
-        const { maxPages } = config.schedules.trending;
         return dryRunCommand(
           config,
-          regions.map((region) => {
-            const charts = Math.max(1, config.categories[region]?.length ?? 0);
-            return {
-              job: trendingJob(region),
-              credential,
-              method: 'videos.list',
-              tier: 'scheduled' as const,
-              calls: charts * maxPages,
-              what: `${charts > 1 ? `${charts} charts × ` : ''}${maxPages} page${maxPages === 1 ? '' : 's'}`,
-            };
-          }),
+          regions.map((region) => trendingDryRun(config, credential, region)),
           opts.json === true,
         );
       }

@@ -100,6 +100,7 @@ export function register(program: Command): void {
           config,
           ledger,
           logger,
+          scheduledNeed: (await import('../../cron-runs.js')).scheduledNeed(config),
           onEvent: metrics.guardEvent,
         });
         const routes = api?.decisionApiFor({

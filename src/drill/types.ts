@@ -1,0 +1,187 @@
+/** The drill's options and report, and the parts of a running drill that its modules share. */
+import type { Config, CredentialConfig } from '../config/types.js';
+import type { Ledger, LedgerKind } from '../ledger/types.js';
+import type { HttpAddress } from '../metrics/http-address.js';
+import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
+import type { Service } from '../scheduler/service.js';
+import type { Simulator } from '../simulator/index.js';
+
+export interface DrillOptions {
+  /** Length of the compressed day in seconds (default 120; at least 24). */
+  daySeconds?: number;
+  /** The ledger: `sqlite:<path>`, `redis://…` or `redis-cluster://…` (default: a fresh SQLite file). */
+  store?: string;
+  /** Key prefix on Redis (default: one of its own per drill). */
+  keyPrefix?: string;
+  /**
+   * Quota model: a built-in profile's id or a profile (e.g. one of a config's `profiles`; it must
+   * price videos.list and search.list). Default youtube-classic, where the backfill competes with
+   * trending for `units`.
+   */
+  profile?: ProfileId | QuotaProfile;
+  /** Daily quota of `units` (and of `videos.batchGetStats` under youtube-2026); default 10,000. */
+  quota?: number;
+  /** Units someone else spends of the key at mid-day, behind the guard's back (default 20 % of the quota). */
+  behind?: number;
+  /** When in the day someone else spends them, as a fraction of the day (default 0.5, mid-day). */
+  behindAt?: number;
+  /** Manual `search.list` calls in the burst (default 5 for a 10,000-unit quota, in proportion to it). */
+  burstCalls?: number;
+  /** Pages per chart (default 4, the whole chart, for a 10,000-unit quota; in proportion to it, at least 1). */
+  maxPages?: number;
+  /** Regions (default the 8 defaults). */
+  regions?: readonly string[];
+  /** Keep the work directory (ledger and cache files) instead of removing it. */
+  keep?: boolean;
+  /** A line now and then while the day runs. */
+  onProgress?: (line: string) => void;
+  /** Serve the status page, /metrics and /healthz while the day runs (port 0: any free port). */
+  http?: HttpAddress;
+  /** Called once the scheduled jobs have started (its `server` is set when `http` was given). */
+  onStart?: (service: Service) => void;
+}
+
+export interface DrillBucket {
+  quota: number;
+  reserve: number;
+  /** Units charged by the simulator for our requests (refused ones included: it charges them). */
+  charged: number;
+  /** Units in the ledger's window at the end of the day. */
+  recorded: number;
+  /** Units of our requests the simulator served (charged less quotaExceeded answers). */
+  served: number;
+  /** Units someone else spent behind the guard's back. */
+  behind: number;
+  /** What we could spend: min(quota − reserve, quota − behind). */
+  spendable: number;
+  utilisation: number;
+}
+
+export interface DrillCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface DrillReport {
+  ok: boolean;
+  store: LedgerKind;
+  profile: ProfileId;
+  daySeconds: number;
+  /** Length of one scaled hour (the cron period) in seconds. */
+  hourSeconds: number;
+  regions: number;
+  maxPages: number;
+  burstCalls: number;
+  /** The bucket the backfill spends (utilisation is checked on it). */
+  backfillBucket: string;
+  /** Utilisation of the backfill's bucket: served / spendable. */
+  utilisation: number;
+  /** quotaExceeded answers the jobs saw before the guard blocked the bucket. */
+  upstreamQuotaExceeded: number;
+  /** quotaExceeded answers in all (requests already in flight when the block landed included). */
+  upstreamQuotaExceededTotal: number;
+  /** Spends the ledger allowed on a blocked bucket after the block (must be 0). */
+  allowedAfterBlock: number;
+  /** Units the simulator charged for our requests, all buckets. */
+  chargedUnits: number;
+  /** Units the ledger recorded, all buckets. */
+  recordedUnits: number;
+  /** Scheduled spends the budget denied (not counting the upstream block). */
+  scheduledDenied: number;
+  /** Scheduled spends denied because the bucket was blocked after the upstream's quotaExceeded. */
+  scheduledBlocked: number;
+  backfillUnits: number;
+  trendingUnits: number;
+  manualUnits: number;
+  failOpenSpends: number;
+  /** Cached videos the backfill had to refresh at the start. */
+  backlogVideos: number;
+  runs: Record<string, Record<string, number>>;
+  skippedTicks: number;
+  /** When the upstream blocked the bucket, as a fraction of the day (null when it never did). */
+  blockedAtDayFraction: number | null;
+  /** When the upstream first answered quotaExceeded (ran dry), as a fraction of the day (null: never). */
+  dryAtDayFraction: number | null;
+  /** When someone else spent behind the guard's back, as a fraction of the day. */
+  behindAtDayFraction: number;
+  /** Regional trending runs that completed (`done`) ÷ those the schedule had in the day. */
+  trendingRunsCompleted: number;
+  trendingRunsDone: number;
+  trendingRunsScheduled: number;
+  /**
+   * The backfill bucket's day, sampled: the fraction of the day, the units the upstream counted
+   * (someone else's included), ours, the backfill's, and what its pacing line allowed by then.
+   */
+  curve: Array<{ f: number; used: number; ours: number; backfill: number | null; line: number | null }>;
+  buckets: Record<string, DrillBucket>;
+  checks: DrillCheck[];
+  elapsedMs: number;
+  /** The ledger and cache files, when kept (`keep`). */
+  workDir?: string;
+}
+
+export interface Tally {
+  firstBlockAt: number | null;
+  firstDryAt: number | null;
+  quotaExceededBeforeBlock: number;
+  quotaExceededTotal: number;
+  allowedAfterBlock: number;
+  blocked: Set<string>;
+  scheduledDenied: number;
+  scheduledBlocked: number;
+  manualUnits: number;
+  failOpen: number;
+}
+
+export interface Setup {
+  config: Config;
+  credential: CredentialConfig;
+  hourSeconds: number;
+  backfillBucket: string;
+  backlogVideos: number;
+  /** Upstream calls a second the backfill must make to keep its hourly pace. */
+  callsPerSecond: number;
+}
+
+/** A drill's options with their defaults, checked before anything starts. */
+export interface DaySettings {
+  daySeconds: number;
+  profile: QuotaProfile;
+  quota: number;
+  behind: number;
+  behindAt: number;
+  burstCalls: number;
+  maxPages: number;
+  regions: readonly string[];
+  progress: (line: string) => void;
+}
+
+/** What a drill has open, closed by runDrill whatever failed. */
+export interface OpenParts {
+  sim: Simulator | undefined;
+  service: Service | undefined;
+  ledger: Ledger | undefined;
+  timers: NodeJS.Timeout[];
+}
+
+/** A started day: the simulator, the ledger and the scheduled jobs running against them. */
+export interface Day {
+  sim: Simulator;
+  service: Service;
+  ledger: Ledger;
+  setup: Setup;
+  /** The start of the simulator's day (its clock). */
+  t0: number;
+  dayMs: number;
+  nextResetAt: number;
+  serviceStartedAt: number;
+  tally: Tally;
+  counts: { skippedTicks: number };
+}
+
+export interface TrendingCompletion {
+  scheduled: number;
+  done: number;
+  completed: number;
+}
