@@ -105,7 +105,6 @@ export {
   type OpenQuotaGuardOptions,
   openQuotaGuard,
   type QuotaGuard,
-  type QuotaGuardWithJobs,
   type RunHandle,
   type RunOptions,
   type RunOutcome,

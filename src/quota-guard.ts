@@ -1,11 +1,10 @@
 /**
  * `openQuotaGuard(config)`: everything a Node job needs to spend from the config's budget, opened
  * the way the CLI opens it — the ledger with the store's whole settings (key prefix, timeouts,
- * replicas), the guard over it, the run history in the same store, and, when asked, the cache and
- * upstream clients the jobs fill. `close()` (or `await using`) releases all of it, so nothing keeps
- * the process alive afterwards. `run(name, fn)` records a job of your own in the run history.
- *
- * The cache and the jobs are loaded only when `{ cache: true }` asks for them.
+ * replicas), the guard over it and the run history in the same store. `close()` (or `await using`)
+ * releases all of it, so nothing keeps the process alive afterwards. `run(name, fn)` records a job
+ * of your own in the run history. The YouTube jobs' cache and clients are the application's:
+ * `openJobContext(qg)` from `quota-guard/youtube` opens them over this handle.
  */
 import type { Config, StoreConfig } from './config/types.js';
 import { isQuotaGuardError, QuotaGuardError } from './errors.js';
@@ -24,12 +23,11 @@ import type {
 import { lazyRunHistory } from './history/lazy.js';
 import type { RunHistory } from './history/types.js';
 import type { FetchInput, GuardedFetchOptions } from './http/fetch.js';
-import type { OpenedJobContext, OpenJobContextOptions } from './job-library/context.js';
-import { endFromStop, type JobEnd, JobRun } from './job-library/job-run.js';
-import type { JobResult } from './job-library/types.js';
 import { openLedger } from './ledger/open.js';
 import type { Ledger, OpenLedgerOptions } from './ledger/types.js';
 import { defaultLogger } from './logger.js';
+import { endFromStop, type JobEnd, JobRun } from './runs/job-run.js';
+import type { JobResult } from './runs/types.js';
 
 export interface OpenQuotaGuardOptions {
   /** Where the guard and the runs log (default: pino on stderr at `LOG_LEVEL`, silent when unset). */
@@ -38,10 +36,6 @@ export interface OpenQuotaGuardOptions {
   onEvent?: (event: GuardEvent) => void;
   /** What the schedules still need of each bucket today, for the backfill's pacing (`GuardOptions.scheduledNeed`). */
   scheduledNeed?: ScheduledNeed;
-  /** Also open the config's cache and the upstream clients: `qg.jobs` for `runTrending`/`runBackfill`. */
-  cache?: boolean;
-  /** Options for `qg.jobs` (cache path, upstream base URL, connections). */
-  jobs?: Omit<OpenJobContextOptions, 'history'>;
   /** Record runs in the run history (default true; `false` records none). */
   history?: boolean;
   /**
@@ -96,8 +90,6 @@ export interface QuotaGuard extends AsyncDisposable {
   readonly logger: GuardLogger;
   /** The run history in the ledger's store (opened at first use); absent with `history: false`. */
   readonly history?: RunHistory;
-  /** With `{ cache: true }`: the jobs' context (cache, upstream clients), for `runTrending` and `runBackfill`. */
-  readonly jobs?: OpenedJobContext;
   /**
    * `fetch(input, init)` spent from `args`' budget (`guardedFetch`): a `Stop` when the budget, a
    * block or the upstream says stop; a refund when the connection never opened.
@@ -116,7 +108,7 @@ export interface QuotaGuard extends AsyncDisposable {
    * recorded as `failed` and rethrown.
    */
   run<T>(name: string, fn: (run: RunHandle) => Promise<T>, options?: RunOptions): Promise<RunOutcome<T>>;
-  /** Settle what is pending (one command timeout at most), then close the jobs, history and ledger. */
+  /** Settle what is pending (one command timeout at most), then close the history and the ledger. */
   close(): Promise<void>;
 }
 
@@ -136,14 +128,6 @@ export function ledgerOptionsOf(s: StoreConfig): LedgerStoreOptions {
   };
 }
 
-/** What `openQuotaGuard(config, { cache: true })` opens: `qg.jobs` is there for `runTrending(qg.jobs, …)`. */
-export type QuotaGuardWithJobs = Omit<QuotaGuard, 'jobs'> & { readonly jobs: OpenedJobContext };
-
-export function openQuotaGuard(
-  config: Config,
-  options: OpenQuotaGuardOptions & { cache: true },
-): Promise<QuotaGuardWithJobs>;
-export function openQuotaGuard(config: Config, options?: OpenQuotaGuardOptions): Promise<QuotaGuard>;
 export async function openQuotaGuard(
   config: Config,
   options: OpenQuotaGuardOptions = {},
@@ -155,7 +139,6 @@ export async function openQuotaGuard(
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
   });
   const history = options.history === false ? undefined : lazyRunHistory(config.store);
-  let jobs: OpenedJobContext | undefined;
   let guard: Guard;
   try {
     guard = createGuard({
@@ -165,11 +148,6 @@ export async function openQuotaGuard(
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
       ...(options.scheduledNeed ? { scheduledNeed: options.scheduledNeed } : {}),
     });
-    if (options.cache) {
-      // The cache and the jobs are the application's: loaded only when asked for.
-      const { openJobContext } = await import('./job-library/context.js');
-      jobs = openJobContext({ config, guard, logger }, { ...options.jobs, history: history ?? false });
-    }
   } catch (e) {
     await history?.close();
     await ledger.close();
@@ -181,7 +159,6 @@ export async function openQuotaGuard(
       try {
         // Spends whose answer never came get one command timeout to be settled; none otherwise.
         if (guard.stats().unsettled > 0) await guard.settlePending(config.store.commandTimeoutMs ?? 1000);
-        await jobs?.close();
       } finally {
         try {
           await history?.close();
@@ -199,7 +176,6 @@ export async function openQuotaGuard(
     guard,
     logger,
     ...(history ? { history } : {}),
-    ...(jobs ? { jobs } : {}),
     fetch: async (args, input, init, o) => (await loadFetch())(guard, args, input, init, o),
     status: (o) => quotaStatus(config, ledger, o),
     run: (name, fn, o = {}) => runOwnJob(runCtx, name, fn, o),

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
+import { isLoopback } from '../http-address.js';
 import type { Logger } from '../logger.js';
-import { isLoopback } from '../metrics/http-address.js';
 import { createDecisionApi, type DecisionApi, type DecisionApiOptions } from './decisions.js';
 import { TokenFile } from './tokens.js';
 

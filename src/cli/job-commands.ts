@@ -5,7 +5,7 @@
 import type { Config } from '../config/types.js';
 import { openRunHistory } from '../history/index.js';
 import { type OpenedJobContext, openJobContext } from '../job-library/context.js';
-import { abortOnSignals } from '../job-library/job-run.js';
+import { abortOnSignals } from '../runs/job-run.js';
 import { loadCliConfig } from './config.js';
 import { withContext } from './context.js';
 import type { JobCommandOptions } from './options.js';

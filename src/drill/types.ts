@@ -1,7 +1,7 @@
 /** The drill's options and report, and the parts of a running drill that its modules share. */
 import type { Config, CredentialConfig } from '../config/types.js';
+import type { HttpAddress } from '../http-address.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
-import type { HttpAddress } from '../metrics/http-address.js';
 import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
 import type { Service } from '../scheduler/service.js';
 import type { Simulator } from '../simulator/index.js';

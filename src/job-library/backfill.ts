@@ -18,9 +18,9 @@ import { methodOf } from '../config/lookups.js';
 import type { CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { spendTag } from '../guard/tags.js';
+import { type JobEnd, JobRun, jobCredential } from '../runs/job-run.js';
 import type { YouTubeClient } from '../upstream/client.js';
 import type { VideoStats } from '../upstream/schemas.js';
-import { type JobEnd, JobRun, jobCredential } from './job-run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
 export type BackfillMethod = 'videos.batchGetStats' | 'videos.list';

@@ -23,12 +23,13 @@ export interface OpenJobContextOptions extends UpstreamClientsOptions {
   now?: () => number;
 }
 
-export interface OpenedJobContext extends JobContext {
+export interface OpenedJobContext extends JobContext, AsyncDisposable {
+  /** Close the upstream clients, the cache and the run history it opened (not the guard's ledger). */
   close(): Promise<void>;
 }
 
 export function openJobContext(
-  base: { config: Config; guard: Guard; logger: GuardLogger },
+  base: { config: Config; guard: Guard; logger: GuardLogger; history?: RunHistory },
   options: OpenJobContextOptions = {},
 ): OpenedJobContext {
   const cache = openCache(
@@ -38,7 +39,17 @@ export function openJobContext(
   // The jobs' logger serves the upstream client too (redacted request lines at debug, failures at warn).
   const { history: given, ...clientOptions } = options;
   const upstream = upstreamClients(base.config, { logger: base.logger, ...clientOptions });
-  const history = given === false ? undefined : (given ?? lazyRunHistory(base.config.store));
+  // A `QuotaGuard` handed in as `base` brings its run history, which it closes itself.
+  const borrowed = given === undefined ? base.history : undefined;
+  const history = given === false ? undefined : (given ?? borrowed ?? lazyRunHistory(base.config.store));
+  const close = async (): Promise<void> => {
+    try {
+      await upstream.close();
+    } finally {
+      cache.close();
+      if (history !== borrowed) await history?.close();
+    }
+  };
   return {
     config: base.config,
     guard: base.guard,
@@ -47,13 +58,7 @@ export function openJobContext(
     upstream,
     ...(options.now ? { now: options.now } : {}),
     ...(history ? { history } : {}),
-    async close() {
-      try {
-        await upstream.close();
-      } finally {
-        cache.close();
-        await history?.close();
-      }
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
 }

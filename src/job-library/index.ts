@@ -1,4 +1,13 @@
 export {
+  abortOnSignals,
+  combinedExitCode,
+  endFromError,
+  endFromStop,
+  type JobEnd,
+  JobRun,
+  runSideBySide,
+} from '../runs/job-run.js';
+export {
   BACKFILL_BATCH,
   type BackfillMethod,
   type BackfillOptions,
@@ -9,15 +18,6 @@ export {
   statsToVideo,
 } from './backfill.js';
 export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './context.js';
-export {
-  abortOnSignals,
-  combinedExitCode,
-  endFromError,
-  endFromStop,
-  type JobEnd,
-  JobRun,
-  runSideBySide,
-} from './job-run.js';
 export { backfillProgress, type ProgressOptions } from './progress.js';
 export { jobJson, jobLine, totals } from './summary.js';
 export {

@@ -9,8 +9,8 @@ import type { VideoResource } from '../cache/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { spendTag } from '../guard/tags.js';
 import { trendingJob } from '../history/types.js';
+import { type JobEnd, JobRun, jobCredential } from '../runs/job-run.js';
 import { TRENDING_METHOD } from '../trending-spend.js';
-import { type JobEnd, JobRun, jobCredential } from './job-run.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
 export { TRENDING_METHOD };

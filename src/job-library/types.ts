@@ -5,41 +5,13 @@
  */
 import type { Cache } from '../cache/index.js';
 import type { Config } from '../config/types.js';
-import type { ErrorCode, ExitCode } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
-import type { GuardLogger, Stop } from '../guard/types.js';
-import type { JobOutcome, RunHistory } from '../history/types.js';
+import type { GuardLogger } from '../guard/types.js';
+import type { RunHistory } from '../history/types.js';
+import type { JobOutcome, JobResult, JobRunOptions, RunContext } from '../runs/types.js';
 import type { YouTubeClient } from '../upstream/client.js';
 
-export type { JobOutcome };
-
-export interface JobResult {
-  /** `trending:US`, `trending:US:10` (one category), `backfill`. */
-  job: string;
-  credential: string;
-  outcome: JobOutcome;
-  exitCode: ExitCode;
-  /** Upstream pages (or id batches) fetched and written to the cache. */
-  pages: number;
-  /** Units spent through the guard by this run: every attempt, refunds deducted, fail-open spends included. */
-  units: number;
-  /** Of `units`, those spent while the ledger store was down (allowed unrecorded, fail-open). */
-  failOpenUnits: number;
-  /** Videos written to the cache. */
-  videos: number;
-  /** The backfill: videos left alone because they were refreshed less than `backfill.minAge` ago. */
-  skipped?: number;
-  startedAt: number;
-  finishedAt: number;
-  /** One line: why the run ended early (absent when done without remark). Never holds a secret. */
-  reason?: string;
-  /** Epoch ms from which a run can succeed again (for `stopped`). */
-  resumeAt?: number;
-  /** The guard's stop, when the budget ended the run. */
-  stop?: Stop;
-  /** The error code, when an error ended the run. */
-  errorCode?: ErrorCode;
-}
+export type { JobOutcome, JobResult, JobRunOptions, RunContext };
 
 /** Where a job's upstream clients come from: one per credential (its API key is read on first use). */
 export interface UpstreamClients {
@@ -60,24 +32,4 @@ export interface JobContext {
   now?: () => number;
   /** Where each finished run is summarised for `history`, `status` and the status page (the ledger's store). */
   history?: RunHistory;
-}
-
-/**
- * What one run needs: the guard it spends through, where it is summarised, and (for the jobs that
- * fill it) the cache its runs are noted in. A `JobContext` is one; so is a `QuotaGuard`'s.
- */
-export interface RunContext {
-  config: Config;
-  guard: Guard;
-  logger: GuardLogger;
-  now?: () => number;
-  history?: RunHistory;
-  cache?: Pick<Cache, 'flush'>;
-}
-
-export interface JobRunOptions {
-  /** The credential to spend (default: the first one in the config). */
-  credential?: string;
-  /** Aborting ends the run at the next page boundary (a sleep in the guard is cut short). */
-  signal?: AbortSignal;
 }

@@ -6,9 +6,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../http-address.js';
 import { closeServer, listen } from '../http-server.js';
 import { checkHealth, type HealthSources } from './health.js';
-import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './http-address.js';
 import type { Metrics } from './metrics.js';
 
 export interface MetricsServer {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { runSideBySide } from '../../src/job-library/job-run.js';
+import { runSideBySide } from '../../src/runs/job-run.js';
 
 describe('runSideBySide', () => {
   it('waits for every job before rethrowing the first error, so nothing is closed under a running job', async () => {

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
+import { openJobContext } from '../../src/job-library/context.js';
 import { runTrending } from '../../src/job-library/trending.js';
 import { openQuotaGuard } from '../../src/quota-guard.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -66,8 +67,9 @@ describe.each(stores())('openQuotaGuard ($name)', ({ yaml }) => {
     const file = configFile(yamlFor(yaml()));
     const config = loadConfig({ file, env: { QG_LIB_KEY: 'lib-test-key' } });
     {
-      await using qg = await openQuotaGuard(config, { cache: true, logger: capture() });
-      const r = await runTrending(qg.jobs, { region: 'US', maxPages: 1 });
+      await using qg = await openQuotaGuard(config, { logger: capture() });
+      await using jobs = openJobContext(qg);
+      const r = await runTrending(jobs, { region: 'US', maxPages: 1 });
       expect(r.outcome).toBe('done');
       const own = await qg.run('ingest:comments', async (run) => {
         const got = await run.call({ method: 'videos.list' }, async () => 'page');

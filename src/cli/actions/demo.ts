@@ -1,6 +1,6 @@
 /** `quota-guard demo`: the action (its options are declared in src/cli/commands/demo.ts). */
 
-import { abortOnSignals } from '../../job-library/job-run.js';
+import { abortOnSignals } from '../../runs/job-run.js';
 import { runDemo } from '../demo.js';
 
 export async function run(opts: { dir?: string; config?: string }): Promise<number | undefined> {

@@ -1,8 +1,8 @@
 /** `quota-guard run`: the action (its options are declared in src/cli/commands/run.ts). */
 
 import { InvalidArgumentError } from '../../errors.js';
-import { abortOnSignals } from '../../job-library/job-run.js';
-import { DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../metrics/http-address.js';
+import { DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../http-address.js';
+import { abortOnSignals } from '../../runs/job-run.js';
 import { startService } from '../../scheduler/service.js';
 import type { RunOptions } from '../commands/run.js';
 import { openContext } from '../context.js';

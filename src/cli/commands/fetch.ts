@@ -42,7 +42,7 @@ export function register(program: Command): void {
         { count },
       ] = await Promise.all([
         import('../job-commands.js'),
-        import('../../job-library/job-run.js'),
+        import('../../runs/job-run.js'),
         import('../../job-library/summary.js'),
         import('../../job-library/trending.js'),
         import('../render/format.js'),

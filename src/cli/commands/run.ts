@@ -5,7 +5,7 @@
  * closes the ledger and the cache and exits 0; a second signal exits 130 at once.
  */
 import type { Command } from 'commander';
-import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../../metrics/http-address.js';
+import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../../http-address.js';
 import { lazyAction } from '../action.js';
 import { type JobCommandOptions, jobOptions } from '../options.js';
 

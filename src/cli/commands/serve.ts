@@ -7,12 +7,7 @@
  */
 import type { Command } from 'commander';
 import { ConfigError, InvalidArgumentError } from '../../errors.js';
-import {
-  DEFAULT_HTTP_HOST,
-  DEFAULT_HTTP_PORT,
-  isLoopback,
-  parseHttpAddress,
-} from '../../metrics/http-address.js';
+import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../http-address.js';
 import { action } from '../action.js';
 import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
 
@@ -61,7 +56,7 @@ export function register(program: Command): void {
       ] = await Promise.all([
         import('../config.js'),
         import('../context.js'),
-        import('../../job-library/job-run.js'),
+        import('../../runs/job-run.js'),
         import('../../history/index.js'),
         import('../../metrics/metrics.js'),
         import('../../metrics/page.js'),

@@ -7,8 +7,8 @@ import { ConfigError, ExitCode, exitCodeFor, isQuotaGuardError, type QuotaGuardE
 import { notCharged } from '../guard/guard.js';
 import type { CallOptions, SpendArgs, Stop } from '../guard/types.js';
 import { childLogger, type Logger } from '../logger.js';
-import { summarise } from './run-summary.js';
-import type { JobContext, JobOutcome, JobResult, RunContext } from './types.js';
+import { summarise } from './summary.js';
+import type { JobOutcome, JobResult, RunContext } from './types.js';
 
 const OUTCOME_EXIT: Record<Exclude<JobOutcome, 'failed'>, ExitCode> = {
   done: ExitCode.OK,
@@ -195,7 +195,7 @@ export class JobRun {
 }
 
 /** The credential a job spends: the one asked for (checked), else the config's first. */
-export function jobCredential(ctx: JobContext, credential: string | undefined): string {
+export function jobCredential(ctx: RunContext, credential: string | undefined): string {
   if (credential !== undefined) return ctx.config.credential(credential).id;
   const first = ctx.config.credentials[0];
   if (first === undefined) throw new ConfigError(['the config has no credentials']);

@@ -2,7 +2,7 @@
  * The `--http` address of `run` and `serve`: its default and its parser. Apart from the server
  * (server.ts), so that defining those commands does not load node:http.
  */
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from './errors.js';
 
 export const DEFAULT_HTTP_HOST = '127.0.0.1';
 export const DEFAULT_HTTP_PORT = 9464;
