@@ -223,7 +223,7 @@ describe('a full disk', () => {
     rmSync(filler);
   });
 
-  it('`spend` on a full disk: one line, exit 69 (fail-closed)', async (ctx) => {
+  it('`spend` on a full disk once the file is open: the store-down policy (cheap allowed unrecorded, dear one line and 69)', async (ctx) => {
     const d = fullDisk(ctx);
     const file = join(d.dir, 'cli.db');
     const cfg = configFile(`store: sqlite:${file}\n`);
@@ -236,12 +236,15 @@ describe('a full disk', () => {
     } catch {
       // full
     }
-    const out = await cli('spend', 'default', '--cost', '1', '--config', cfg);
+    // The file opens (nothing to write to open it); the spend's write fails: the call site's policy.
+    const cheap = await cli('spend', 'default', '--cost', '1', '--config', cfg);
+    expect(cheap.code).toBe(0);
+    expect(cheap.stdout).toMatch(/^allowed: 1 unit of default\/units \(scheduled\) without recording it/);
+    const out = await cli('spend', 'default', '--cost', '50', '--config', cfg);
     expect(out.code).toBe(69);
-    expectOneLine(
-      out.stderr,
-      /SQLite ledger '.*cli\.db': .*\(SQLITE_(FULL|IOERR\w*)\) \(QG_STORE_UNAVAILABLE\)$/,
-    );
+    expect(out.stdout.trim().split('\n')).toEqual([
+      'denied: 50 units of default/units (scheduled): the ledger store is unavailable and this call site fails closed',
+    ]);
     rmSync(filler);
   });
 
