@@ -141,10 +141,10 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
         const started = performance.now();
         const got = await run.call(
           { credential: credentialId, method, tier: 'backfill', tag },
-          async (): Promise<VideoResource[]> =>
+          async (signal): Promise<VideoResource[]> =>
             method === 'videos.batchGetStats'
-              ? (await client.videosBatchGetStats(due.ids)).items.map(statsToVideo)
-              : (await client.videosListByIds(due.ids)).items,
+              ? (await client.videosBatchGetStats(due.ids, signal ? { signal } : {})).items.map(statsToVideo)
+              : (await client.videosListByIds(due.ids, signal ? { signal } : {})).items,
           { attempts: Math.max(1, Math.min(3, Math.floor(left / cost))) },
         );
         if (!got.ok) return got.end;

@@ -53,13 +53,18 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
       let rankOffset = 0;
       for (let page = 1; page <= maxPages; page++) {
         const started = performance.now();
-        const got = await run.call({ credential, method: TRENDING_METHOD, tier: 'scheduled', tag }, () =>
-          client.videosListChart({
-            regionCode: region,
-            maxResults: PAGE_SIZE,
-            ...(category !== undefined ? { videoCategoryId: category } : {}),
-            ...(pageToken !== undefined ? { pageToken } : {}),
-          }),
+        const got = await run.call(
+          { credential, method: TRENDING_METHOD, tier: 'scheduled', tag },
+          (signal) =>
+            client.videosListChart(
+              {
+                regionCode: region,
+                maxResults: PAGE_SIZE,
+                ...(category !== undefined ? { videoCategoryId: category } : {}),
+                ...(pageToken !== undefined ? { pageToken } : {}),
+              },
+              signal ? { signal } : {},
+            ),
         );
         if (!got.ok) return got.end;
         const videos: VideoResource[] = got.value.items;
