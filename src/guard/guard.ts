@@ -18,7 +18,7 @@ import { ExitCode, InvalidArgumentError, isQuotaGuardError, StoreUnavailableErro
 import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
-import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
+import { DEFAULT_RETRY_POLICY, upstreamWaitMs, withRetries } from '../outcome/retry.js';
 import { bucketOfUpstreamQuota, getProfile } from '../profiles/profiles.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
@@ -467,14 +467,22 @@ export class Guard {
         maxAttempts: opts.attempts ?? DEFAULT_CALL_ATTEMPTS,
         maxRetryAfterMs: maxSleep,
         maxTotalMs: Math.max(maxSleep, DEFAULT_RETRY_POLICY.maxTotalMs),
+        now: this.#now,
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
       return { ok: true, value: r.value, attempts: r.n, spend: r.spend };
     } catch (e) {
       if (e instanceof Stopped) return this.#stop(e.stop);
       if (last && isUpstreamError(e) && e.code === 'QG_UPSTREAM_RATE_LIMITED') {
-        const wait = e.retryAfterMs ?? 0;
+        const wait = upstreamWaitMs(e, this.#now()) ?? 0;
         return this.#stop(this.#stopOf('rate-limited', { ...last, at: this.#now() }, e, wait));
+      }
+      // A 5xx that asked for a longer wait than this call site sleeps: stop until then.
+      const asked = isUpstreamError(e) && e.code === 'QG_UPSTREAM_SERVER_ERROR' ? e.retryAfterMs : undefined;
+      if (last && asked !== undefined && asked > 0) {
+        return this.#stop(
+          this.#stopOf('upstream-busy', { ...last, at: this.#now() }, e as UpstreamError, asked),
+        );
       }
       throw e;
     }
@@ -715,7 +723,9 @@ export function stopMessage(stop: Stop, credential: CredentialConfig): string {
     case 'upstream-quota':
       return `stopped: the upstream answered ${stop.error?.reason ?? 'quotaExceeded'} (quota used up for the day) for ${where} although the ledger allowed it; bucket blocked until ${iso(stop.resumeAt)}, other buckets go on; ${resume}`;
     case 'rate-limited':
-      return `stopped: the upstream rate-limited ${what} on ${where}; ${resume}`;
+      return `stopped: the upstream rate-limited ${what} on ${where}${stop.error?.quota?.interval === 'minute' ? ' (a per-minute limit)' : ''}; ${resume}`;
+    case 'upstream-busy':
+      return `stopped: the upstream failed ${what} on ${where} (HTTP ${stop.error?.status ?? '5xx'}) and asked for a wait longer than this call site sleeps; ${resume}`;
     case 'aborted':
       return `stopped: aborted while waiting for ${where}`;
   }

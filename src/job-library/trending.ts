@@ -66,7 +66,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
               signal ? { signal } : {},
             ),
         );
-        if (!got.ok) return got.end;
+        if (!got.ok) return regionEnd(got.end, region, category, page, run.pages);
         const videos: VideoResource[] = got.value.items;
         const written = ctx.cache.ingestTrendingPage({
           region,
@@ -100,4 +100,26 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
     }
     return undefined;
   });
+}
+
+/**
+ * A region error (`videoChartNotFound`, `invalidRegionCode`) on a chart's first page: the region
+ * (or that category of it) has no chart, and the line names it. On a later page, after good ones
+ * were written, the chart exists: those pages stay, and the region is reported as partly fetched
+ * (unavailable, exit 69: the next run tries again), not as unsupported.
+ */
+function regionEnd(
+  end: JobEnd,
+  region: string,
+  category: string | undefined,
+  page: number,
+  pagesWritten: number,
+): JobEnd {
+  if (end.error?.code !== 'QG_UPSTREAM_REGION_UNSUPPORTED') return end;
+  const chart = category === undefined ? region : `${region} category ${category}`;
+  if (page === 1) return { ...end, reason: `no trending chart for ${chart}: ${end.reason}` };
+  return {
+    outcome: 'unavailable',
+    reason: `partly fetched: ${chart}: page ${page} was refused after ${pagesWritten} page${pagesWritten === 1 ? '' : 's'} written (kept): ${end.reason}`,
+  };
 }
