@@ -5,6 +5,7 @@
  * headroom line or by the budget, 69 store or upstream unavailable, 78 configuration error.
  */
 import type { Command } from 'commander';
+import { terminalJson } from '../../terminal-text.js';
 import { action } from '../action.js';
 import { configOption, type JobCommandOptions, parsePositiveInt } from '../options.js';
 
@@ -84,9 +85,7 @@ export function register(program: Command): void {
           progress: backfillProgress({ logger: jobs.logger, logs: cliLogOutput }),
           ...(opts.maxUnits !== undefined ? { maxUnits: opts.maxUnits } : {}),
         });
-        process.stdout.write(
-          opts.json ? `${JSON.stringify(jobJson(result), null, 2)}\n` : `${jobLine(result)}\n`,
-        );
+        process.stdout.write(opts.json ? `${terminalJson(jobJson(result), 2)}\n` : `${jobLine(result)}\n`);
         return result.exitCode;
       });
     }),

@@ -3,6 +3,7 @@
  * calls the upstream and never spends quota; the cache is filled by `fetch` and `backfill`.
  */
 import type { Command } from 'commander';
+import { terminalJson } from '../../terminal-text.js';
 import { action } from '../action.js';
 import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
 import { renderSearch } from '../search.js';
@@ -62,9 +63,7 @@ export function register(program: Command): void {
           ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
         });
         process.stdout.write(
-          opts.json
-            ? `${JSON.stringify(result, null, 2)}\n`
-            : renderSearch(query, result, cache.stats().videos),
+          opts.json ? `${terminalJson(result, 2)}\n` : renderSearch(query, result, cache.stats().videos),
         );
       } finally {
         cache.close();
