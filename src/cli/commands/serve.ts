@@ -53,7 +53,8 @@ export function register(program: Command): void {
       const config = await loadCliConfig(opts.config);
       const http = parseHttpAddress(opts.http === true ? String(DEFAULT_HTTP_PORT) : String(opts.http));
       // A store that is down at start: /healthz says so and the page answers 503 until it is back.
-      const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
+      // Read only: a SQLite ledger that does not exist yet is QG_STORE_NOT_FOUND (66), never created.
+      const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config, readOnly: true });
       let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
       let srv: Awaited<ReturnType<typeof server.startMetricsServer>> | undefined;
       const { signal, dispose } = abortOnSignals();
