@@ -5,7 +5,9 @@
  */
 import { cpus, freemem, totalmem } from 'node:os';
 
-const SECTIONS = ['ledger', 'cache', 'upstream', 'cli', 'guard', 'api'];
+const SECTIONS = ['ledger', 'cache', 'upstream', 'cli', 'guard', 'api', 'serve-memory'];
+/** Sections that run only when named: a soak of several minutes. */
+const ON_REQUEST = ['serve-memory'];
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -19,7 +21,7 @@ async function main(): Promise<void> {
     `# quota-guard bench — node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? '?'}, ` +
       `${(totalmem() / 2 ** 30).toFixed(1)} GiB (${(freemem() / 2 ** 30).toFixed(1)} free), ${new Date().toISOString()}`,
   );
-  for (const name of wanted.length ? wanted : SECTIONS) {
+  for (const name of wanted.length ? wanted : SECTIONS.filter((s) => !ON_REQUEST.includes(s))) {
     const mod = (await import(`./${name}.ts`)) as { run(): Promise<void> };
     console.log(`\n## ${name}\n`);
     await mod.run();

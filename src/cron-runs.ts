@@ -27,15 +27,36 @@ export interface Spend {
 /** Epoch ms of every run of `cron` (in `timeZone`) within [fromMs, toMs), in order. */
 export function cronRuns(cron: string, timeZone: string, fromMs: number, toMs: number): number[] {
   const { parse, createTask } = nodeCron();
-  const { DateTime } = luxon();
   let fields: ReturnType<typeof parse>;
   try {
     fields = parse(cron);
   } catch (e) {
     throw new InvalidArgumentError('cron', `'${cron}' is not a valid cron expression`, { cause: e });
   }
-  // Only `match` is used: the task is never started, so it holds no timer.
+  // Checked before the task exists: node-cron fails even to destroy a task whose zone is unknown.
+  if (!luxon().DateTime.fromMillis(fromMs, { zone: timeZone }).isValid) {
+    throw new InvalidArgumentError('timeZone', `unknown time zone '${timeZone}'`);
+  }
+  // Only `match` is used: the task is never started, so it holds no timer. node-cron keeps every
+  // task it creates in a process-wide registry until it is destroyed: without the `finally`, a
+  // long-lived process (`serve` renders the status page with it) kept one per call, for good.
   const task = createTask(cron, () => undefined, { timezone: timeZone });
+  try {
+    return runsOf(task, fields, cron, timeZone, fromMs, toMs);
+  } finally {
+    void task.destroy();
+  }
+}
+
+function runsOf(
+  task: ReturnType<typeof createTask>,
+  fields: { hour: number[]; minute: number[]; second: number[] },
+  cron: string,
+  timeZone: string,
+  fromMs: number,
+  toMs: number,
+): number[] {
+  const { DateTime } = luxon();
   const { hour: hours, minute: minutes, second: seconds } = fields;
   const perDay = hours.length * minutes.length * seconds.length;
   const out: number[] = [];

@@ -3,7 +3,7 @@
  * both name a taken or forbidden port the same way and close without waiting on idle keep-alives.
  */
 import type { Server } from 'node:http';
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError, QuotaGuardError } from './errors.js';
 
 export interface Listening {
   /** `http://host:port`, with an IPv6 host in brackets. */
@@ -12,12 +12,25 @@ export interface Listening {
   port: number;
 }
 
-/** Listens on `host:port`; a failure is an `InvalidArgumentError` on `field` saying why in one line. */
+/**
+ * Listens on `host:port`; a failure says why in one line, on `field`. A port in use is a passing
+ * condition (another process has it, perhaps one that is stopping): `QG_ADDRESS_IN_USE`, exit 69,
+ * so a service manager restarts the command. A forbidden address is a usage error (exit 64).
+ */
 export async function listen(server: Server, host: string, port: number, field: string): Promise<Listening> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      const why =
-        e.code === 'EADDRINUSE' ? 'is in use' : e.code === 'EACCES' ? 'is not allowed' : `failed (${e.code})`;
+      if (e.code === 'EADDRINUSE') {
+        reject(
+          new QuotaGuardError(
+            'QG_ADDRESS_IN_USE',
+            `${field}: listening on ${host}:${port} is in use (another process holds it)`,
+            { field },
+          ),
+        );
+        return;
+      }
+      const why = e.code === 'EACCES' ? 'is not allowed' : `failed (${e.code})`;
       reject(new InvalidArgumentError(field, `listening on ${host}:${port} ${why}`));
     });
     server.listen(port, host, () => {

@@ -26,9 +26,20 @@ export function terminalJsonLine(line: string): string {
   let out = '';
   for (const ch of line) {
     const c = ch.codePointAt(0)!;
-    out += c >= 0x20 && unsafe(c) ? `\\u${c.toString(16).padStart(4, '0')}` : ch;
+    out +=
+      c >= 0x20 && (unsafe(c) || c === 0x2028 || c === 0x2029) ? `\\u${c.toString(16).padStart(4, '0')}` : ch;
   }
   return out;
+}
+
+/**
+ * `JSON.stringify(value, null, indent)` made safe for a terminal, losslessly: every control
+ * character (JSON.stringify escapes C0 but not DEL or C1), bidi control and line separator in a
+ * string is written as its `\uXXXX` escape, so a terminal shows the escape and a JSON reader gets
+ * the text back unchanged. What `--json` prints goes through this.
+ */
+export function terminalJson(value: unknown, indent?: number): string {
+  return terminalJsonLine(JSON.stringify(value, null, indent));
 }
 
 /** `text` with nothing that can drive a terminal or reorder a line, on one line. */

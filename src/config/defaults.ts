@@ -25,6 +25,10 @@ export const MAX_CONFIG_BYTES = 2 ** 20;
 export const DEFAULT_TRENDING_CRON = '0 * * * *';
 /** When the backfill runs (cron, in schedules.backfill.timeZone: UTC by default). */
 export const DEFAULT_BACKFILL_CRON = '30 * * * *';
+/** The whole of one upstream request, connect + headers + body (`upstream.deadline`). */
+export const DEFAULT_UPSTREAM_DEADLINE_MS = 30_000;
+/** The largest upstream answer read (`upstream.maxResponseBytes`): a page is well under 1 MB. */
+export const DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES = 8 * 2 ** 20;
 /** The upstream's trending chart holds at most 200 videos: 4 pages of 50. */
 export const DEFAULT_MAX_PAGES = 4;
 

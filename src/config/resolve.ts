@@ -99,7 +99,12 @@ export function resolve(raw: RawConfig, env: Env, problems: Problems, source: st
           ? join(dataDir(env).path, DEFAULT_CACHE_FILE)
           : absolutePath(raw.cache.path, configDir(source)),
     },
-    upstream: { baseUrl: raw.upstream.baseUrl.replace(/\/+$/, ''), timeoutMs: raw.upstream.timeout },
+    upstream: {
+      baseUrl: raw.upstream.baseUrl.replace(/\/+$/, ''),
+      timeoutMs: raw.upstream.timeout,
+      deadlineMs: raw.upstream.deadline,
+      maxResponseBytes: raw.upstream.maxResponseBytes,
+    },
     credentials,
     regions,
     categories,

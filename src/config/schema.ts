@@ -16,6 +16,8 @@ import {
   DEFAULT_MAX_PAGES,
   DEFAULT_REGIONS,
   DEFAULT_TRENDING_CRON,
+  DEFAULT_UPSTREAM_DEADLINE_MS,
+  DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES,
   DEFAULT_WINDOW,
   MAX_WINDOW_MS,
 } from './defaults.js';
@@ -193,6 +195,8 @@ export const configSchema = z.strictObject({
     z.strictObject({
       baseUrl: z._default(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }), DEFAULT_BASE_URL),
       timeout: z._default(duration, 10_000),
+      deadline: z._default(duration, DEFAULT_UPSTREAM_DEADLINE_MS),
+      maxResponseBytes: z._default(positiveIntSchema, DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES),
     }),
     {},
   ),

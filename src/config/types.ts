@@ -139,7 +139,15 @@ export interface Config {
   source?: string;
   store: StoreConfig;
   cache: { path: string };
-  upstream: { baseUrl: string; timeoutMs: number };
+  upstream: {
+    baseUrl: string;
+    /** Longest silence while connecting, waiting for headers, or between two body chunks. */
+    timeoutMs: number;
+    /** The whole of one request: connect + headers + body. */
+    deadlineMs: number;
+    /** The largest answer read. */
+    maxResponseBytes: number;
+  };
   credentials: readonly CredentialConfig[];
   regions: readonly string[];
   /** Chart categories per region; an empty list means the whole chart. */

@@ -17,7 +17,7 @@ import { isQuotaGuardError, StoreUnavailableError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
-import { DEFAULT_RETRY_POLICY, withRetries } from '../outcome/retry.js';
+import { DEFAULT_RETRY_POLICY, upstreamWaitMs, withRetries } from '../outcome/retry.js';
 import { bucketOfUpstreamQuota } from '../profiles/profile.js';
 import { fromDecision, paceBackfill } from './decide.js';
 import { entryKey, entryRequest, parseEntryRequest } from './entries.js';
@@ -378,14 +378,22 @@ export class Guard {
         maxAttempts: opts.attempts ?? DEFAULT_CALL_ATTEMPTS,
         maxRetryAfterMs: maxSleep,
         maxTotalMs: Math.max(maxSleep, DEFAULT_RETRY_POLICY.maxTotalMs),
+        now: this.#now,
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
       return { ok: true, value: r.value, attempts: r.n, spend: r.spend };
     } catch (e) {
       if (e instanceof Stopped) return e.logged ? e.stop : this.#stop(e.stop);
       if (last && isUpstreamError(e) && e.code === 'QG_UPSTREAM_RATE_LIMITED') {
-        const wait = e.retryAfterMs ?? 0;
+        const wait = upstreamWaitMs(e, this.#now()) ?? 0;
         return this.#stop(this.#stopOf('rate-limited', { ...last, at: this.#now() }, e, wait));
+      }
+      // A 5xx that asked for a longer wait than this call site sleeps: stop until then.
+      const asked = isUpstreamError(e) && e.code === 'QG_UPSTREAM_SERVER_ERROR' ? e.retryAfterMs : undefined;
+      if (last && asked !== undefined && asked > 0) {
+        return this.#stop(
+          this.#stopOf('upstream-busy', { ...last, at: this.#now() }, e as UpstreamError, asked),
+        );
       }
       throw e;
     }

@@ -61,7 +61,9 @@ export function stopMessage(stop: Stop, credential: CredentialConfig): string {
     case 'upstream-quota':
       return `stopped: the upstream answered ${stop.error?.reason ?? 'quotaExceeded'} (quota used up for the day) for ${where} although the ledger allowed it; bucket blocked until ${iso(stop.resumeAt)}, other buckets go on; ${resume}`;
     case 'rate-limited':
-      return `stopped: the upstream rate-limited ${what} on ${where}; ${resume}`;
+      return `stopped: the upstream rate-limited ${what} on ${where}${stop.error?.quota?.interval === 'minute' ? ' (a per-minute limit)' : ''}; ${resume}`;
+    case 'upstream-busy':
+      return `stopped: the upstream failed ${what} on ${where} (HTTP ${stop.error?.status ?? '5xx'}) and asked for a wait longer than this call site sleeps; ${resume}`;
     case 'aborted':
       return `stopped: aborted while waiting for ${where}`;
   }

@@ -80,6 +80,7 @@ export const STOP_REASONS = [
   'store-down',
   'upstream-quota',
   'rate-limited',
+  'upstream-busy',
   'aborted',
 ] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
@@ -105,7 +106,7 @@ export interface Stop {
   limitedBy?: string;
   blockedUntil?: number;
   blockedReason?: string;
-  /** The upstream error behind an `upstream-quota` or `rate-limited` stop. */
+  /** The upstream error behind an `upstream-quota`, `rate-limited` or `upstream-busy` stop. */
   error?: UpstreamError;
   exitCode: typeof ExitCode.UNAVAILABLE | typeof ExitCode.TEMPFAIL;
   /** One log line: what was left, why, and when it can resume. */

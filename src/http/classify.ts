@@ -7,7 +7,7 @@
  * client's errors come from; another upstream passes its own `classify`.
  */
 import type { UpstreamQuota } from '../outcome/errors.js';
-import { errorFromResponse } from '../upstream/classify.js';
+import { googleErrorFromResponse } from '../outcome/google.js';
 
 /** An answer to classify: called for every status ≥ 400 (and for none below). */
 export interface Answer {
@@ -39,7 +39,7 @@ export type Classifier = (answer: Answer) => Verdict | Promise<Verdict>;
 /** Google's error model (every Google API answers errors in the same envelope). */
 export const googleClassifier: Classifier = (a) => {
   if (a.status < 400) return { kind: 'answer' };
-  const e = errorFromResponse(a.status, a.headers, a.body, { method: a.method, url: '', secret: '' });
+  const e = googleErrorFromResponse(a.status, a.headers, a.body, { method: a.method });
   const named = {
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
     ...(e.quota !== undefined ? { quota: e.quota } : {}),
@@ -64,20 +64,3 @@ export const googleClassifier: Classifier = (a) => {
       return { kind: 'answer' };
   }
 };
-
-/** The most a per-minute retry is jittered past the minute boundary. */
-export const MINUTE_JITTER_MS = 1_000;
-
-/**
- * How long to wait after a per-minute limit: until the earlier of the upstream's Retry-After and
- * the next minute boundary plus up to a second of jitter (so callers limited together do not all
- * retry in the boundary's first millisecond). Never 0: the same minute would answer the same.
- */
-export function perMinuteWaitMs(
-  nowMs: number,
-  retryAfterMs?: number,
-  random: () => number = Math.random,
-): number {
-  const toBoundary = 60_000 - (nowMs % 60_000) + Math.floor(random() * MINUTE_JITTER_MS);
-  return Math.max(1, retryAfterMs !== undefined ? Math.min(retryAfterMs, toBoundary) : toBoundary);
-}

@@ -10,7 +10,8 @@
 import type { Guard } from '../guard/guard.js';
 import type { CallResult, SpendArgs, SpendOutcome, Stop } from '../guard/types.js';
 import { UpstreamError } from '../outcome/errors.js';
-import { type Classifier, googleClassifier, perMinuteWaitMs, type Verdict } from './classify.js';
+import { perMinuteWaitMs } from '../outcome/retry.js';
+import { type Classifier, googleClassifier, type Verdict } from './classify.js';
 import { neverOpened, transportError } from './transport.js';
 
 export interface GuardedFetchOptions {

@@ -21,7 +21,8 @@ import { QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { SpendArgs, SpendOutcome, Stop } from '../guard/types.js';
 import { UpstreamError } from '../outcome/errors.js';
-import { type Classifier, googleClassifier, perMinuteWaitMs } from './classify.js';
+import { perMinuteWaitMs } from '../outcome/retry.js';
+import { type Classifier, googleClassifier } from './classify.js';
 import { neverOpened, transportError } from './transport.js';
 
 /** A request the guard stopped: the budget, a block, or the upstream said so. `stop` says until when. */

@@ -108,10 +108,12 @@ async function fetchVideos(
   client: YouTubeClient,
   method: BackfillMethod,
   ids: readonly string[],
+  signal?: AbortSignal,
 ): Promise<VideoResource[]> {
+  const options = signal ? { signal } : {};
   return method === 'videos.batchGetStats'
-    ? (await client.videosBatchGetStats(ids)).items.map(statsToVideo)
-    : (await client.videosListByIds(ids)).items;
+    ? (await client.videosBatchGetStats(ids, options)).items.map(statsToVideo)
+    : (await client.videosListByIds(ids, options)).items;
 }
 
 /**
@@ -179,7 +181,7 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
         const started = performance.now();
         const got = await run.call(
           { credential: credentialId, method, tier: 'backfill', tag },
-          () => fetchVideos(client, method, due.ids),
+          (signal) => fetchVideos(client, method, due.ids, signal),
           { attempts: Math.max(1, Math.min(3, Math.floor(left / cost))) },
         );
         if (!got.ok) return got.end;

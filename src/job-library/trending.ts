@@ -54,15 +54,20 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
       let rankOffset = 0;
       for (let page = 1; page <= maxPages; page++) {
         const started = performance.now();
-        const got = await run.call({ credential, method: TRENDING_METHOD, tier: 'scheduled', tag }, () =>
-          client.videosListChart({
-            regionCode: region,
-            maxResults: PAGE_SIZE,
-            ...(category !== undefined ? { videoCategoryId: category } : {}),
-            ...(pageToken !== undefined ? { pageToken } : {}),
-          }),
+        const got = await run.call(
+          { credential, method: TRENDING_METHOD, tier: 'scheduled', tag },
+          (signal) =>
+            client.videosListChart(
+              {
+                regionCode: region,
+                maxResults: PAGE_SIZE,
+                ...(category !== undefined ? { videoCategoryId: category } : {}),
+                ...(pageToken !== undefined ? { pageToken } : {}),
+              },
+              signal ? { signal } : {},
+            ),
         );
-        if (!got.ok) return got.end;
+        if (!got.ok) return regionEnd(got.end, region, category, page, run.pages);
         const videos: VideoResource[] = got.value.items;
         const written = ctx.cache.ingestTrendingPage({
           region,
@@ -96,4 +101,26 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
     }
     return undefined;
   });
+}
+
+/**
+ * A region error (`videoChartNotFound`, `invalidRegionCode`) on a chart's first page: the region
+ * (or that category of it) has no chart, and the line names it. On a later page, after good ones
+ * were written, the chart exists: those pages stay, and the region is reported as partly fetched
+ * (unavailable, exit 69: the next run tries again), not as unsupported.
+ */
+function regionEnd(
+  end: JobEnd,
+  region: string,
+  category: string | undefined,
+  page: number,
+  pagesWritten: number,
+): JobEnd {
+  if (end.error?.code !== 'QG_UPSTREAM_REGION_UNSUPPORTED') return end;
+  const chart = category === undefined ? region : `${region} category ${category}`;
+  if (page === 1) return { ...end, reason: `no trending chart for ${chart}: ${end.reason}` };
+  return {
+    outcome: 'unavailable',
+    reason: `partly fetched: ${chart}: page ${page} was refused after ${pagesWritten} page${pagesWritten === 1 ? '' : 's'} written (kept): ${end.reason}`,
+  };
 }

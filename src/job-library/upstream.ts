@@ -26,7 +26,13 @@ export function upstreamClients(config: Config, options: UpstreamClientsOptions 
           baseUrl: options.baseUrl ?? config.upstream.baseUrl,
           apiKey: config.apiKey(id),
           connections: options.connections ?? 8,
-          timeouts: { connectMs: Math.min(timeout, 5_000), headersMs: timeout, bodyMs: timeout },
+          timeouts: {
+            connectMs: Math.min(timeout, 5_000),
+            headersMs: timeout,
+            bodyMs: timeout,
+            totalMs: config.upstream.deadlineMs,
+          },
+          maxResponseBytes: config.upstream.maxResponseBytes,
           ...(options.logger ? { logger: options.logger } : {}),
         });
         clients.set(id, client);

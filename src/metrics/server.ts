@@ -11,6 +11,9 @@ import { closeServer, listen } from '../http-server.js';
 import { checkHealth, type HealthSources } from './health.js';
 import type { Metrics } from './metrics.js';
 
+/** Open connections at most; see `startMetricsServer`. */
+export const MAX_CONNECTIONS = 256;
+
 export interface MetricsServer {
   readonly url: string;
   readonly port: number;
@@ -40,12 +43,34 @@ export const SERVER_TIMEOUTS = {
   requestTimeout: 15_000,
 } as const;
 
+/**
+ * One call of `fn` in flight at a time, its answer shared by every request that arrives meanwhile.
+ * Without it, 1,000 concurrent requests for the status page were 1,000 renders in flight, each
+ * holding its own copy of the ledger's report and the run history: hundreds of MB that V8 then
+ * kept. With it, what a burst costs is one render plus the waiting sockets, however many arrive.
+ */
+export function shared<T>(fn: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    inFlight ??= fn().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+}
+
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const host = opts.host ?? DEFAULT_HTTP_HOST;
+  // Rendered once into a Buffer that every waiting answer writes: a string would be copied into
+  // each socket's queue, a Buffer is queued by reference.
+  const scrape = shared(async () => Buffer.from(await opts.metrics.scrape()));
+  const health = shared(() => checkHealth(opts));
+  const render = opts.page;
+  const page = render ? shared(async () => Buffer.from(await render())) : undefined;
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     if (opts.routes?.(req, res)) return;
     const path = (req.url ?? '/').split('?')[0];
-    const send = (status: number, type: string, body: string) => {
+    const send = (status: number, type: string, body: string | Buffer) => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
@@ -54,12 +79,12 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
       return;
     }
     if (path === '/metrics') {
-      opts.metrics.scrape().then(
+      scrape().then(
         (text) => send(200, opts.metrics.contentType, text),
         () => send(500, 'text/plain; charset=utf-8', 'metrics could not be collected\n'),
       );
     } else if (path === '/healthz') {
-      checkHealth(opts).then(
+      health().then(
         (h) =>
           send(
             h.ok ? 200 : 503,
@@ -68,8 +93,8 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
           ),
         () => send(503, 'application/json', '{"status":"unavailable","ok":false}\n'),
       );
-    } else if (path === '/' && opts.page) {
-      opts.page().then(
+    } else if (path === '/' && page) {
+      page().then(
         (html) => send(200, 'text/html; charset=utf-8', html),
         () =>
           send(
@@ -93,6 +118,9 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
       ) as unknown as Server)
     : createServer(SERVER_TIMEOUTS, handler);
   server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
+  // The hard bound: connections past this many are closed as they arrive (a scraper retries), so a
+  // flood cannot pile up sockets and their queued answers without limit.
+  server.maxConnections = MAX_CONNECTIONS;
   const { origin, port } = await listen(server, host, opts.port ?? DEFAULT_HTTP_PORT, '--http');
   const url = opts.tls ? origin.replace(/^http:/, 'https:') : origin;
   return { url, port, close: () => closeServer(server) };

@@ -19,12 +19,19 @@ export interface UpstreamQuota {
    * per-user limit that frees within moments. 'unknown': the body does not say.
    */
   period: 'day' | 'short' | 'unknown';
+  /**
+   * The limit's own interval, when its name or unit says it (`…PerMinute…`, `1/min/{project}`):
+   * a per-minute limit frees at the next minute, a per-day one at the upstream's midnight.
+   */
+  interval?: 'second' | '100 seconds' | 'minute' | 'day';
   /** The quota metric, e.g. `youtube.googleapis.com/search_list` or its display name `Search Queries`. */
   metric?: string;
   /** The limit, e.g. `defaultSearchListPerDayPerProject` or `Search Queries per day`. */
   limit?: string;
   /** The limit's unit, e.g. `1/d/{project}`, `1/min/{project}/{user}`. */
   unit?: string;
+  /** Where the limit applies, e.g. `global` or a region (ErrorInfo `quota_location`). */
+  location?: string;
 }
 
 export interface UpstreamErrorOptions extends QuotaGuardErrorOptions {

@@ -6,7 +6,11 @@
  * What is retried:
  * - 5xx / backendError and transport failures: jittered exponential backoff;
  * - rateLimitExceeded / userRateLimitExceeded: after the upstream's Retry-After when it is short
- *   (at most `maxRetryAfterMs`), else not at all (the caller should stop rather than sleep);
+ *   (at most `maxRetryAfterMs`), else not at all (the caller should stop rather than sleep); a
+ *   per-minute limit (`…PerMinute…`, `1/min/…`) only in the next minute (see `upstreamWaitMs`), so
+ *   at most one charged attempt falls in the minute that refused;
+ * - a 5xx whose answer asks for a wait (Retry-After, RetryInfo, "try again in 30 seconds") after
+ *   that wait, if it is short, else not at all;
  * - never quotaExceeded, keyInvalid, forbidden, bad request, not found or a malformed response.
  * Attempts are bounded in number and in total time (waits included).
  */
@@ -66,6 +70,45 @@ export function isRetryable(err: unknown): boolean {
   return err instanceof QuotaGuardError && RETRYABLE_CODES.has(err.code);
 }
 
+/** Jitter added past a minute boundary, so processes refused in one minute do not all return at :00. */
+export const MINUTE_JITTER_MS = 2_000;
+
+/**
+ * The wait the upstream's answer itself implies, or undefined when it implies none:
+ * - a per-minute limit: the earlier of its Retry-After and the next minute boundary plus jitter
+ *   (never 0: the minute that refused is spent);
+ * - otherwise the Retry-After it asked for (header, RetryInfo, or a page's "try again in N seconds").
+ */
+export function upstreamWaitMs(
+  err: unknown,
+  nowMs: number = Date.now(),
+  random: () => number = Math.random,
+): number | undefined {
+  if (!(err instanceof UpstreamError)) return undefined;
+  const asked = err.retryAfterMs;
+  if (err.code === 'QG_UPSTREAM_RATE_LIMITED' && err.quota?.interval === 'minute') {
+    return perMinuteWaitMs(nowMs, asked, random);
+  }
+  return asked;
+}
+
+/**
+ * The wait after a per-minute limit, for every client (ours, the guarded fetch, the interceptor):
+ * the earlier of the upstream's Retry-After and the next minute boundary plus jitter. Never 0: the
+ * minute that refused is spent.
+ */
+export function perMinuteWaitMs(
+  nowMs: number,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number {
+  const toNextMinute = 60_000 - (nowMs % 60_000) + Math.floor(random() * MINUTE_JITTER_MS);
+  return Math.max(
+    1,
+    retryAfterMs !== undefined && retryAfterMs > 0 ? Math.min(retryAfterMs, toNextMinute) : toNextMinute,
+  );
+}
+
 /**
  * How long to wait after `attempt` (1-based) failed with `err`, or undefined when it must not be
  * retried (not retryable, or a Retry-After longer than the policy honours).
@@ -74,10 +117,11 @@ export function retryDelayMs(
   err: unknown,
   attempt: number,
   policy: Partial<RetryPolicy> = {},
+  now: number = Date.now(),
 ): number | undefined {
   const p = { ...DEFAULT_RETRY_POLICY, ...policy };
   if (!isRetryable(err)) return undefined;
-  const retryAfterMs = err instanceof UpstreamError ? err.retryAfterMs : undefined;
+  const retryAfterMs = upstreamWaitMs(err, now, p.random);
   if (retryAfterMs !== undefined) {
     return retryAfterMs <= p.maxRetryAfterMs ? retryAfterMs : undefined;
   }
@@ -111,7 +155,7 @@ export async function withRetries<T>(
       return await attempt(n);
     } catch (err) {
       if (n >= p.maxAttempts) throw err;
-      const delayMs = retryDelayMs(err, n, p);
+      const delayMs = retryDelayMs(err, n, p, now());
       if (delayMs === undefined) throw err;
       if (now() - started + delayMs > p.maxTotalMs) throw err;
       if (signal?.aborted) throw err;

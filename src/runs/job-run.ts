@@ -82,20 +82,25 @@ export class JobRun {
   /**
    * One upstream request through the guard: each attempt spends (and is counted here), a request
    * that provably never reached the upstream is refunded by the guard (and uncounted here).
-   * The request itself is not given the abort signal: a page in flight is finished, then the run
-   * stops at the page boundary. Errors that are ours become an end; bugs are thrown.
+   * The request is given the run's abort signal: SIGINT/SIGTERM ends a request in flight at once
+   * (it counts as charged, and its page is never written), so an upstream that drips cannot hold a
+   * stopping run. Errors that are ours become an end; bugs are thrown.
    */
-  async call<T>(args: SpendArgs, request: () => Promise<T>, options: CallOptions = {}): Promise<PageCall<T>> {
+  async call<T>(
+    args: SpendArgs,
+    request: (signal?: AbortSignal) => Promise<T>,
+    options: CallOptions = {},
+  ): Promise<PageCall<T>> {
     if (this.signal?.aborted) return { ok: false, end: { outcome: 'aborted', reason: 'aborted' } };
     try {
       const r = await this.ctx.guard.call(
         args,
-        async ({ spend }) => {
+        async ({ spend, signal }) => {
           this.units += spend.cost;
           const failOpen = spend.reason === 'fail-open';
           if (failOpen) this.failOpenUnits += spend.cost;
           try {
-            return await request();
+            return await request(signal);
           } catch (e) {
             // The guard refunds a request no project was charged for (not a fail-open one: it was never recorded).
             if (notCharged(e)) {
@@ -229,16 +234,19 @@ export function combinedExitCode(results: readonly JobResult[]): ExitCode {
 }
 
 /**
- * SIGINT/SIGTERM abort the returned signal (jobs then finish or abandon the page in flight and
- * stop); a second signal calls `onForce` (the CLI exits 130 at once). `dispose` removes the handlers.
+ * SIGINT/SIGTERM abort the returned signal (jobs then abandon the request in flight, unwritten, and
+ * stop); a second signal calls `onForce` (the CLI exits at once, as a shell would report it: 130
+ * after SIGINT, 143 after SIGTERM). `dispose` removes the handlers.
  */
-export function abortOnSignals(onForce: () => void = () => process.exit(130)): {
+export function abortOnSignals(
+  onForce: (signal: NodeJS.Signals) => void = (signal) => process.exit(signal === 'SIGINT' ? 130 : 143),
+): {
   signal: AbortSignal;
   dispose: () => void;
 } {
   const controller = new AbortController();
-  const handler = () => {
-    if (controller.signal.aborted) onForce();
+  const handler = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) onForce(signal);
     else controller.abort();
   };
   process.on('SIGINT', handler);

@@ -102,7 +102,8 @@ function pageStart(corpus: Corpus, query: URLSearchParams, epoch: number): { epo
 function listBody(
   kind: string,
   etag: string,
-  items: string,
+  /** The items' JSON joined by commas; undefined leaves the `items` key out. */
+  items: string | undefined,
   page: { next?: string; prev?: string; total: number; perPage: number; regionCode?: string } | undefined,
 ): string {
   let head = `{"kind":${JSON.stringify(kind)},"etag":${JSON.stringify(etag)}`;
@@ -110,7 +111,7 @@ function listBody(
   if (page?.prev !== undefined) head += `,"prevPageToken":${JSON.stringify(page.prev)}`;
   if (page?.regionCode !== undefined) head += `,"regionCode":${JSON.stringify(page.regionCode)}`;
   if (page) head += `,"pageInfo":{"totalResults":${page.total},"resultsPerPage":${page.perPage}}`;
-  return `${head},"items":[${items}]}`;
+  return items === undefined ? `${head}}` : `${head},"items":[${items}]}`;
 }
 
 function paged(
@@ -292,15 +293,18 @@ function channelsRoute(corpus: Corpus, json: CorpusJson): Route {
       const p = parts(q, ['id', 'snippet', 'statistics']);
       const list = ids(q);
       if (list.length === 0) throw new BadRequest(apiErrors.required('id'));
+      const per = maxResults(q, 5, 0);
       const found = list.map((id) => corpus.channel(id)).filter((c) => c !== undefined);
       const items = found.map((c) => json.channelJson(c, p)).join(',');
-      return {
-        status: 200,
-        body: listBody('youtube#channelListResponse', json.etag('channels', items.length), items, {
-          total: found.length,
-          perPage: found.length,
-        }),
-      };
+      // As the real API: pageInfo.resultsPerPage is the request's maxResults (default 5), and an
+      // answer with no channel has no `items` key at all.
+      const body = listBody(
+        'youtube#channelListResponse',
+        json.etag('channels', items.length),
+        found.length === 0 ? undefined : items,
+        { total: found.length, perPage: per },
+      );
+      return { status: 200, body };
     }),
   };
 }

@@ -117,7 +117,14 @@ export const apiErrors = {
           reason: 'badRequest',
           message: 'API key not valid. Please pass a valid API key.',
           rpcStatus: 'INVALID_ARGUMENT',
-          details: [errorInfo('API_KEY_INVALID', { service: SERVICE })],
+          details: [
+            errorInfo('API_KEY_INVALID', { service: SERVICE }),
+            {
+              '@type': 'type.googleapis.com/google.rpc.LocalizedMessage',
+              locale: 'en-US',
+              message: 'API key not valid. Please pass a valid API key.',
+            },
+          ],
         },
   missingKey: (): ApiError => ({
     status: 403,

@@ -10,7 +10,11 @@
 import { buildConnector, Pool } from 'undici';
 import type { z } from 'zod';
 import { positiveIntOption } from '../argument-checks.js';
-import { DEFAULT_BASE_URL } from '../config/defaults.js';
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_UPSTREAM_DEADLINE_MS,
+  DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES,
+} from '../config/defaults.js';
 import { QuotaGuardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
@@ -38,9 +42,19 @@ export interface UpstreamTimeouts {
   headersMs: number;
   /** Longest gap between two chunks of the response body. */
   bodyMs: number;
+  /**
+   * The whole request, connect + headers + body: an upstream that drips a byte every few seconds
+   * never trips `bodyMs`, this ends it (`QG_UPSTREAM_DEADLINE`).
+   */
+  totalMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: UpstreamTimeouts = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 };
+export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
+  connectMs: 5_000,
+  headersMs: 15_000,
+  bodyMs: 15_000,
+  totalMs: DEFAULT_UPSTREAM_DEADLINE_MS,
+};
 
 /** The client's logger: redacted request lines at debug, failures at warn. */
 export type UpstreamLogger = Logger;
@@ -55,6 +69,11 @@ export interface YouTubeClientOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   /** How long an idle connection is kept for reuse (default 30 s; the server's hint caps it). */
   keepAliveMs?: number;
+  /**
+   * The largest response body read (default 8 MiB): reading stops there and the call fails with
+   * `QG_UPSTREAM_TOO_LARGE` (a real page is well under 1 MB).
+   */
+  maxResponseBytes?: number;
   /** One debug line per request and one warn line per failure, URLs redacted. */
   logger?: UpstreamLogger;
 }
@@ -175,6 +194,7 @@ interface ClientSettings {
   timeouts: UpstreamTimeouts;
   connections: number;
   keepAliveMs: number;
+  maxResponseBytes: number;
 }
 
 function clientSettings(options: YouTubeClientOptions): ClientSettings {
@@ -219,9 +239,15 @@ function clientSettings(options: YouTubeClientOptions): ClientSettings {
         DEFAULT_TIMEOUTS.headersMs,
       ),
       bodyMs: positiveIntOption('timeouts.bodyMs', options.timeouts?.bodyMs, DEFAULT_TIMEOUTS.bodyMs),
+      totalMs: positiveIntOption('timeouts.totalMs', options.timeouts?.totalMs, DEFAULT_TIMEOUTS.totalMs),
     },
     connections: positiveIntOption('connections', options.connections, 8),
     keepAliveMs: positiveIntOption('keepAliveMs', options.keepAliveMs, 30_000),
+    maxResponseBytes: positiveIntOption(
+      'maxResponseBytes',
+      options.maxResponseBytes,
+      DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES,
+    ),
   };
 }
 
@@ -282,37 +308,57 @@ async function request<S extends z.ZodType>(
   const fullPath = `${basePath}${path}?${params.toString()}`;
   const ctx: CallContext = { method, url: redactKeyParam(`${origin}${fullPath}`), secret: apiKey };
   const started = performance.now();
-  const signal = callOptions?.signal;
-  const abortedBeforeDispatch = signal?.aborted === true;
+  const callerSignal = callOptions?.signal;
+  const abortedBeforeDispatch = callerSignal?.aborted === true;
+  // The whole request's deadline: one timer for connect, headers and body together.
+  const deadline = new AbortController();
+  const { totalMs } = t.settings.timeouts;
+  const timer = setTimeout(() => deadline.abort(new Error('deadline')), totalMs);
+  timer.unref();
+  const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal;
 
   let status = 0;
   let headers: Record<string, string | string[] | undefined> = {};
   let text: string;
+  let answered = false;
+  let bytesRead = 0;
   try {
-    if (abortedBeforeDispatch) throw signal?.reason ?? new Error('aborted');
+    if (abortedBeforeDispatch) throw callerSignal?.reason ?? new Error('aborted');
     const res = await t.pool.request({
       method: 'GET',
       path: fullPath,
       headers: { accept: 'application/json', 'user-agent': 'quota-guard' },
-      ...(signal ? { signal } : {}),
+      signal,
     });
+    answered = true;
     status = res.statusCode;
     headers = res.headers;
-    text = await res.body.text();
+    const body = await readBounded(res.body, headers, t.settings.maxResponseBytes, (n) => {
+      bytesRead = n;
+    });
+    if (body === undefined) throw tooLarge(ctx, status, bytesRead, t.settings.maxResponseBytes);
+    text = body;
   } catch (e) {
-    const err = errorFromTransport(
-      e,
-      {
-        connectFailed: typeof e === 'object' && e !== null && t.connectFailures.has(e),
-        abortedBeforeDispatch,
-      },
-      ctx,
-    );
+    const err =
+      e instanceof UpstreamError
+        ? e
+        : deadline.signal.aborted && callerSignal?.aborted !== true
+          ? deadlineError(ctx, totalMs, answered, status, bytesRead)
+          : errorFromTransport(
+              e,
+              {
+                connectFailed: typeof e === 'object' && e !== null && t.connectFailures.has(e),
+                abortedBeforeDispatch,
+              },
+              ctx,
+            );
     log?.warn(
       { method, url: ctx.url, code: err.code, reached: err.reached, ms: elapsed(started) },
       err.message,
     );
     throw err;
+  } finally {
+    clearTimeout(timer);
   }
 
   log?.debug?.({ method, url: ctx.url, status, ms: elapsed(started) }, 'upstream request');
@@ -325,6 +371,73 @@ async function request<S extends z.ZodType>(
     throw err;
   }
   return parseBody(ctx, status, text, schema, log);
+}
+
+/**
+ * The body as text, or undefined once it passes `max` bytes: a declared Content-Length over it is
+ * refused before a byte is read, and reading stops at the first chunk past it (the socket is
+ * closed, never the whole answer buffered).
+ */
+async function readBounded(
+  body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
+  headers: Record<string, string | string[] | undefined>,
+  max: number,
+  progress: (bytes: number) => void,
+): Promise<string | undefined> {
+  const declared = Number(headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) {
+    body.destroy();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    progress(size);
+    if (size > max) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/** The answer is larger than the client reads: sent, answered, charged. */
+function tooLarge(ctx: CallContext, status: number, bytesRead: number, max: number): UpstreamError {
+  return new UpstreamError(
+    'QG_UPSTREAM_TOO_LARGE',
+    `${ctx.method}: the answer is larger than ${max} bytes (upstream.maxResponseBytes); reading stopped`,
+    {
+      reached: 'yes',
+      status,
+      method: ctx.method,
+      url: ctx.url,
+      details: { bytesRead, maxResponseBytes: max },
+    },
+  );
+}
+
+/** The whole request outlived its deadline: it may have been received, so it counts as charged. */
+function deadlineError(
+  ctx: CallContext,
+  totalMs: number,
+  answered: boolean,
+  status: number,
+  bytesRead: number,
+): UpstreamError {
+  const when = answered ? `the answer was still arriving (${bytesRead} bytes)` : 'no answer yet';
+  return new UpstreamError(
+    'QG_UPSTREAM_DEADLINE',
+    `${ctx.method}: no complete answer within ${totalMs} ms (upstream.deadline): ${when}`,
+    {
+      reached: answered ? 'yes' : 'maybe',
+      ...(answered ? { status } : {}),
+      method: ctx.method,
+      url: ctx.url,
+      details: { deadlineMs: totalMs, bytesRead },
+    },
+  );
 }
 
 function parseBody<S extends z.ZodType>(

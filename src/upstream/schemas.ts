@@ -207,52 +207,13 @@ export const SearchListResponseSchema = pagedList('youtube#searchListResponse', 
   regionCode: z.string().optional(),
 });
 
-/** One `details[]` entry of Google's error envelope: ErrorInfo, QuotaFailure, Help, … (lenient). */
-export const GoogleErrorDetailSchema = z
-  .object({
-    '@type': z.string().optional(),
-    /** ErrorInfo: e.g. RATE_LIMIT_EXCEEDED, API_KEY_INVALID. */
-    reason: z.string().optional(),
-    domain: z.string().optional(),
-    /** ErrorInfo: quota_metric, quota_limit, quota_unit, quota_limit_value, service, consumer, … */
-    metadata: z.record(z.string(), z.unknown()).optional(),
-    /** QuotaFailure: one entry per limit broken. */
-    violations: z
-      .array(
-        z
-          .object({
-            subject: z.string().optional(),
-            description: z.string().optional(),
-            quotaMetric: z.string().optional(),
-            quotaId: z.string().optional(),
-          })
-          .loose(),
-      )
-      .optional(),
-  })
-  .loose();
-
-/** Google's error envelope. Lenient: only what the client classifies by is read. */
-export const GoogleErrorEnvelopeSchema = z.object({
-  error: z.object({
-    code: z.number().int().optional(),
-    message: z.string().optional(),
-    /** The google.rpc status name, e.g. RESOURCE_EXHAUSTED, INVALID_ARGUMENT. */
-    status: z.string().optional(),
-    errors: z
-      .array(
-        z
-          .object({
-            message: z.string().optional(),
-            domain: z.string().optional(),
-            reason: z.string().optional(),
-          })
-          .loose(),
-      )
-      .optional(),
-    details: z.array(GoogleErrorDetailSchema).optional(),
-  }),
-});
+/** Google's error envelope, the same for every Google API: see src/outcome/google.ts. */
+export {
+  type GoogleErrorDetail,
+  GoogleErrorDetailSchema,
+  type GoogleErrorEnvelope,
+  GoogleErrorEnvelopeSchema,
+} from '../outcome/google.js';
 
 export type Thumbnail = z.infer<typeof ThumbnailSchema>;
 export type PageInfo = z.infer<typeof PageInfoSchema>;
@@ -270,5 +231,3 @@ export type Channel = z.infer<typeof ChannelSchema>;
 export type ChannelListResponse = z.infer<typeof ChannelListResponseSchema>;
 export type SearchResultItem = z.infer<typeof SearchResultSchema>;
 export type SearchListResponse = z.infer<typeof SearchListResponseSchema>;
-export type GoogleErrorEnvelope = z.infer<typeof GoogleErrorEnvelopeSchema>;
-export type GoogleErrorDetail = z.infer<typeof GoogleErrorDetailSchema>;

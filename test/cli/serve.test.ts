@@ -3,6 +3,8 @@
  * status page and metrics read from the ledger's store alone, writes nothing, and exits 0 on SIGTERM.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -11,7 +13,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { configFile } from '../e2e/helpers.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { get, sample, scrape } from '../metrics/helpers.js';
-import { cli } from './helpers.js';
+import { cli, expectOneLine } from './helpers.js';
 
 let sim: Simulator;
 let child: ChildProcess | undefined;
@@ -141,5 +143,37 @@ describe('quota-guard serve', () => {
     await after.close();
     const status = JSON.parse((await cli('status', '--json', '--config', file)).stdout);
     expect(status.credentials[0].buckets[0].used).toBe(12);
+  });
+
+  it('never creates a store: no ledger yet is exit 66 naming where it looked, and no file appears', async () => {
+    const path = tmpPath('never-created.db');
+    const file = configFile({ store: `sqlite:${path}`, cache: { path: tmpPath('cache.db') } });
+    vi.stubEnv('LOG_LEVEL', 'info');
+    const r = await cli('serve', '--config', file, '--http', '127.0.0.1:0');
+    expect(r.code).toBe(66);
+    expect(r.stderr).toContain('QG_STORE_NOT_FOUND');
+    expect(r.stderr).toContain(path);
+    expect(r.stderr).not.toContain('created a new SQLite ledger');
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('a port in use is a temporary failure: exit 69, one line, so systemd restarts it', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const file = configFile({
+        store: `sqlite:${tmpPath('ledger.db')}`,
+        cache: { path: tmpPath('cache.db') },
+      });
+      vi.stubEnv('LOG_LEVEL', 'silent');
+      // A ledger to read, made the way a job makes it.
+      expect((await cli('spend', 'default', '--cost', '1', '--config', file)).code).toBe(0);
+      const r = await cli('serve', '--config', file, '--http', `127.0.0.1:${port}`);
+      expect(r.code).toBe(69);
+      expectOneLine(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is in use .*\\(QG_ADDRESS_IN_USE\\)`));
+    } finally {
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
   });
 });

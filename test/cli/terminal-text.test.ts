@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
-import { terminalJsonLine, terminalText } from '../../src/terminal-text.js';
+import { terminalJson, terminalJsonLine, terminalText } from '../../src/terminal-text.js';
 import { video } from '../cache/helpers.js';
 import { cli, configFile, dir } from './helpers.js';
 
@@ -61,5 +61,28 @@ describe('terminal text', () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('exe.gnp');
     expect(unsafeIn(out.stdout)).toEqual([]);
+  });
+
+  it('`search --json` escapes them as \\uXXXX: nothing unsafe printed, the text comes back whole', async () => {
+    const path = join(dir, 'hostile-json-cache.db');
+    const cache = openCache(path);
+    const title = `${HOSTILE} \u009b\u007f\u2028end`;
+    cache.upsertVideos([video('j1', { title, channelTitle: `Chan\u202e${HOSTILE}`, description: HOSTILE })]);
+    cache.close();
+    const out = await cli('search', 'cat', '--json', '--config', configFile(`cache: { path: ${path} }\n`));
+    expect(out.code).toBe(0);
+    expect(unsafeIn(out.stdout)).toEqual([]);
+    expect(out.stdout).not.toContain('\u2028');
+    expect(out.stdout).toContain('\\u202e');
+    expect(out.stdout).toContain('\\u009b');
+    const parsed = JSON.parse(out.stdout) as { hits: Array<{ title: string; channelTitle: string }> };
+    expect(parsed.hits[0]!.title).toBe(title);
+    expect(parsed.hits[0]!.channelTitle).toBe(`Chan\u202e${HOSTILE}`);
+  });
+
+  it('terminalJson is JSON.stringify, escaped: the same value back', () => {
+    const value = { a: HOSTILE, b: ['\u0085\u200f\u061c'], n: 1 };
+    expect(unsafeIn(terminalJson(value, 2))).toEqual([]);
+    expect(JSON.parse(terminalJson(value, 2))).toEqual(value);
   });
 });

@@ -1,13 +1,18 @@
 /**
- * SIGTERM to a running `quota-guard fetch`: the page in flight is finished and written, the run
- * stops at the page boundary and the process exits 75 (run again later), with no half-written page.
+ * SIGTERM to a running `quota-guard fetch`: the run stops at once — a page fully received is
+ * written, a request still in flight (an upstream that drips) is abandoned and counted as charged —
+ * and the process exits 75 (run again later), with no half-written page.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { quotaStatus } from '../../src/guard/index.js';
+import { openLedger } from '../../src/ledger/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
+import { drip, httpServer } from '../upstream/helpers.js';
 import { configFile } from './helpers.js';
 
 let sim: Simulator;
@@ -77,5 +82,98 @@ describe('signals', () => {
       c.close();
     }
     expect(stderr).not.toContain(key);
+  });
+});
+
+describe('signals against an upstream that drips', () => {
+  it('SIGTERM ends a request in flight at once: exit 75, charged, nothing half-written', {
+    timeout: 60_000,
+  }, async () => {
+    // Headers at once, then a byte every 500 ms: no gap trips the body timeout, and the deadline is far.
+    const upstream = await httpServer(drip(500));
+    try {
+      const cache = tmpPath('cache.db');
+      const ledger = tmpPath('ledger.db');
+      const file = configFile({
+        store: `sqlite:${ledger}`,
+        cache: { path: cache },
+        upstream: { baseUrl: upstream.url, timeout: '10s', deadline: '10m' },
+        regions: ['US'],
+      });
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(import.meta.dirname, '../../src/cli/bin.ts'),
+          'fetch',
+          '--json',
+          '--config',
+          file,
+        ],
+        {
+          env: { PATH: process.env['PATH'] ?? '', YOUTUBE_API_KEY: key, LOG_LEVEL: 'info' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += String(d);
+      });
+      child.stderr.on('data', (d) => {
+        stderr += String(d);
+      });
+      const closed = new Promise<number | null>((r) => child.on('close', r));
+      // Wait (bounded) until the request is in flight, then a while longer, so it is mid-drip.
+      for (let i = 0; i < 400 && upstream.hits === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(upstream.hits).toBe(1);
+      await new Promise((r) => setTimeout(r, 1_200));
+      const signalled = performance.now();
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+      const code = await closed;
+      const ms = performance.now() - signalled;
+      clearTimeout(timer);
+      expect(code, stderr).toBe(75);
+      // Generous: only a run that waits for the drip (or the deadline) fails this.
+      expect(ms).toBeLessThan(20_000);
+      const [result] = JSON.parse(stdout) as Array<{ outcome: string; pages: number; units: number }>;
+      expect(result).toMatchObject({ outcome: 'aborted', pages: 0, units: 1 });
+
+      // The ledger holds exactly the one charged request; the cache holds no page of it.
+      const config = loadConfig({ file, env: { YOUTUBE_API_KEY: key } });
+      const l = await openLedger(config.store.url);
+      try {
+        const status = await quotaStatus(config, l);
+        expect(status.credentials[0]!.buckets.find((b) => b.id === 'units')!.used).toBe(1);
+      } finally {
+        await l.close();
+      }
+      const c = openCache(cache);
+      try {
+        expect(c.latestSnapshot('US')).toBeUndefined();
+      } finally {
+        c.close();
+      }
+      expect(stderr).not.toContain(key);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('a second signal ends the process at once with the shell status of that signal', async () => {
+    const { abortOnSignals } = await import('../../src/runs/job-run.js');
+    const forced: string[] = [];
+    const { signal, dispose } = abortOnSignals((s) => forced.push(s));
+    try {
+      process.emit('SIGTERM', 'SIGTERM');
+      expect(signal.aborted).toBe(true);
+      expect(forced).toEqual([]);
+      process.emit('SIGINT', 'SIGINT');
+      expect(forced).toEqual(['SIGINT']);
+    } finally {
+      dispose();
+    }
   });
 });

@@ -4,7 +4,7 @@
  * recording through the real guard on a SQLite ledger. One request reaches the upstream, the bucket
  * it names is blocked until midnight in Los Angeles, the next run sends nothing and stops with exit
  * 75 and the resume time, status shows the block, and the other buckets go on spending. A
- * per-minute 429 is retried and blocks nothing. The clock is fixed, so the day it runs on is moot.
+ * per-minute 429 stops until the next minute and blocks nothing. The clock is fixed, so the day it runs on is moot.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextMidnight } from '../../src/calendar-day.js';
@@ -122,7 +122,7 @@ describe('a 429 naming a per-day limit, through the guard', () => {
     await client.close();
   });
 
-  it('retries a per-minute 429 and blocks nothing', async () => {
+  it('stops a per-minute 429 until the next minute (plus jitter), after one request, and blocks nothing', async () => {
     const cfg = config({ credentials: [{ id: 'pm' }] });
     const guard = createGuard({ config: cfg, ledger, logger: capture(), now });
     const { srv, client } = await upstream({ videos: '429-queries-per-minute.json' });
@@ -130,11 +130,18 @@ describe('a 429 naming a per-day limit, through the guard', () => {
       client.videosListChart({ regionCode: 'US' }),
     );
     expect(stop).toMatchObject({ ok: false, reason: 'rate-limited', exitCode: 75 });
-    expect(srv.hits).toBe(3);
+    if (stop.ok) throw new Error('expected a stop');
+    // NOW is on a minute boundary: the minute that refused is spent, and maxSleep (30 s) is shorter
+    // than the wait, so no second charged attempt falls in it.
+    expect(stop.error?.quota).toMatchObject({ interval: 'minute' });
+    expect(stop.resumeAt).toBeGreaterThanOrEqual(NOW + 60_000);
+    expect(stop.resumeAt).toBeLessThanOrEqual(NOW + 62_000);
+    expect(stop.message).toContain('per-minute');
+    expect(srv.hits).toBe(1);
     expect(guard.stats().blocks).toBe(0);
     const status = bucketsOf(await quotaStatus(cfg, ledger, { now }), 'pm');
     for (const b of Object.values(status)) expect(b.blockedUntil).toBeNull();
-    expect(status['units']!.used).toBe(3);
+    expect(status['units']!.used).toBe(1);
     await client.close();
   });
 });

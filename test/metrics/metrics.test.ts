@@ -224,3 +224,27 @@ describe('--http addresses', () => {
     expect(() => parseHttpAddress('127.0.0.1:99999')).toThrow(/port must be/);
   });
 });
+
+describe('a burst of requests', () => {
+  it('renders the status page once for every request that arrives while a render is in flight', async () => {
+    const metrics = createMetrics();
+    let inFlight = 0;
+    let most = 0;
+    let renders = 0;
+    const server = await serve({
+      metrics,
+      page: async () => {
+        renders++;
+        most = Math.max(most, ++inFlight);
+        await sleep(50);
+        inFlight--;
+        return '<html>status</html>';
+      },
+    });
+    const answers = await Promise.all(Array.from({ length: 200 }, () => get(`${server.url}/`)));
+    expect(answers.every((a) => a.status === 200 && a.body === '<html>status</html>')).toBe(true);
+    // Bounded: one render at a time, and far fewer renders than requests.
+    expect(most).toBe(1);
+    expect(renders).toBeLessThan(50);
+  });
+});

@@ -49,7 +49,7 @@ function manualTicks(): TickSource & { fire(): void } {
 }
 
 describe('graceful shutdown while a page is in flight', () => {
-  it('finishes and writes the page, spends nothing more, and closes the ledger and the cache', async () => {
+  it('abandons the page in flight at once (charged, unwritten), spends nothing more, and closes the ledger and the cache', async () => {
     const sim = await simulator(700);
     const key = secretKey();
     const cachePath = tmpPath('cache.db');
@@ -78,14 +78,15 @@ describe('graceful shutdown while a page is in flight', () => {
     await service.stop('test');
 
     expect(service.scheduler.results()).toMatchObject([
-      { job: 'trending:US', outcome: 'aborted', pages: 1, units: 1, videos: 50 },
+      { job: 'trending:US', outcome: 'aborted', pages: 0, units: 1, videos: 0 },
     ]);
-    expect(sim.requests.map((r) => r.status)).toEqual([200]);
-    // The cache and the ledger were closed; reopened, they hold exactly the one whole page.
+    // The one request was sent (the simulator may still answer it after the client left): no other.
+    expect(sim.requests.length).toBeLessThanOrEqual(1);
+    // The cache and the ledger were closed; reopened, the cache holds no part of the page and the
+    // ledger the one charged request.
     const cache = openCache(cachePath);
     cleanup.push(async () => cache.close());
-    const snap = cache.latestSnapshot('US');
-    expect(snap?.videos.map((v) => v.rank)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(cache.latestSnapshot('US')).toBeUndefined();
     const ledger = await openLedger(store);
     cleanup.push(() => ledger.close());
     const cred = config.credential('default');
@@ -101,7 +102,7 @@ describe('quota-guard run', () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
   });
 
-  it('runs the schedules, serves /metrics and /healthz, and exits 0 on SIGTERM with every fetched page written', async () => {
+  it('runs the schedules, serves /metrics and /healthz, and exits 0 on SIGTERM with every whole page written', async () => {
     const sim = await simulator(250);
     const key = secretKey();
     const cachePath = tmpPath('cache.db');
@@ -162,11 +163,14 @@ describe('quota-guard run', () => {
     expect(stderr).not.toContain('internal error');
     expect(stderr + stdout).not.toContain(key);
 
-    // Every request the upstream answered was a page (or batch) the jobs wrote: nothing fetched and lost.
+    // Every request the upstream answered was a page (or batch) the jobs wrote, but for the ones in
+    // flight at the signal (at most one per job: two regions and the backfill), abandoned unwritten.
     const lines = stderr.split('\n').filter((l) => l.startsWith('{'));
     const written = lines.filter((l) => /"msg":"(trending page|backfill batch) written"/.test(l)).length;
     expect(written).toBeGreaterThan(0);
-    expect(sim.requests.filter((r) => r.status === 200)).toHaveLength(written);
+    const answered = sim.requests.filter((r) => r.status === 200).length;
+    expect(answered).toBeGreaterThanOrEqual(written);
+    expect(answered - written).toBeLessThanOrEqual(3);
     const cache = openCache(cachePath);
     cleanup.push(async () => cache.close());
     for (const region of ['US', 'GB']) {

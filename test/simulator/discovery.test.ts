@@ -135,10 +135,28 @@ describe('the simulator against the recordings', () => {
     expect(empty.pageInfo).toEqual(recorded.pageInfo);
   });
 
+  it('channels.list with no match has no items key and the pageInfo the real API gives', async () => {
+    const recorded = recordingJson<Json>('200-channels.list-terminated.json');
+    const none = await ok('/channels', { part: 'snippet,statistics', id: 'UCnoSuchChannel0000000000' });
+    expect(Object.keys(none).sort()).toEqual(Object.keys(recorded).sort());
+    expect('items' in none).toBe(false);
+    expect(none.pageInfo).toEqual(recorded.pageInfo);
+    const asked = await ok('/channels', {
+      part: 'snippet',
+      id: 'UCnoSuchChannel0000000000',
+      maxResults: '50',
+    });
+    expect(asked.pageInfo).toEqual({ totalResults: 0, resultsPerPage: 50 });
+  });
+
   it('a bad key is answered as today (or, with legacyErrors, as before)', async () => {
     const now = await get(sim, '/videoCategories', { part: 'snippet', regionCode: 'US', key: 'wrong' });
     expect(now.status).toBe(recordedStatus('400-api-key-invalid.json'));
     expect(shape(now.body)).toEqual(shape(recordingJson('400-api-key-invalid.json')));
+    expect(now.body.error.details.map((d: Json) => d['@type'])).toEqual([
+      'type.googleapis.com/google.rpc.ErrorInfo',
+      'type.googleapis.com/google.rpc.LocalizedMessage',
+    ]);
     const classic = await startSimulator({ keys: [KEY], legacyErrors: true });
     try {
       const old = await get(classic, '/videoCategories', { part: 'snippet', regionCode: 'US', key: 'wrong' });

@@ -100,3 +100,47 @@ export async function failure(p: Promise<unknown>): Promise<unknown> {
   }
   throw new Error('expected the call to fail, it succeeded');
 }
+
+/**
+ * An upstream that drips: 200 with headers at once, then one byte of a JSON page every `everyMs`,
+ * for at most `maxBytes` bytes (bounded), never completing in a test's lifetime.
+ */
+export function drip(everyMs: number, maxBytes = 10_000) {
+  return (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.flushHeaders();
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent >= maxBytes || res.destroyed) {
+        clearInterval(timer);
+        return;
+      }
+      res.write(sent === 0 ? '{' : ' ');
+      sent++;
+    }, everyMs);
+    res.on('close', () => clearInterval(timer));
+  };
+}
+
+/**
+ * An upstream that streams `total` bytes of one endless JSON string, honouring backpressure, and
+ * counts what the socket accepted in `sent.bytes` (chunked: no Content-Length to refuse early).
+ */
+export function flood(total: number, sent: { bytes: number }) {
+  return (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pump = () => {
+      while (sent.bytes < total && !res.destroyed) {
+        sent.bytes += chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      if (!res.destroyed) res.end();
+    };
+    res.write('{"kind":"');
+    pump();
+  };
+}

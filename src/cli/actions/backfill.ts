@@ -4,6 +4,7 @@ import { openCache } from '../../cache/index.js';
 import { BACKFILL_BATCH, backfillDue, backfillMethod, runBackfill } from '../../job-library/backfill.js';
 import { backfillProgress } from '../../job-library/progress.js';
 import { jobJson, jobLine } from '../../job-library/summary.js';
+import { terminalJson } from '../../terminal-text.js';
 import type { BackfillCommandOptions } from '../commands/backfill.js';
 import { cliLogOutput } from '../context.js';
 import { dryRunCommand } from '../dry-run.js';
@@ -45,9 +46,7 @@ export async function run(opts: BackfillCommandOptions): Promise<number | undefi
       progress: backfillProgress({ logger: jobs.logger, logs: cliLogOutput }),
       ...(opts.maxUnits !== undefined ? { maxUnits: opts.maxUnits } : {}),
     });
-    process.stdout.write(
-      opts.json ? `${JSON.stringify(jobJson(result), null, 2)}\n` : `${jobLine(result)}\n`,
-    );
+    process.stdout.write(opts.json ? `${terminalJson(jobJson(result), 2)}\n` : `${jobLine(result)}\n`);
     return result.exitCode;
   });
 }

@@ -3,6 +3,7 @@
 import { parseDuration } from '../../config/duration.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { openRunHistory } from '../../history/index.js';
+import { terminalJson } from '../../terminal-text.js';
 import type { HistoryOptions } from '../commands/history.js';
 import { loadCliConfig } from '../config.js';
 import { outputWidth, renderHistory, runJson } from '../render/history.js';
@@ -34,7 +35,7 @@ export async function run(opts: HistoryOptions): Promise<number | undefined> {
     });
     process.stdout.write(
       opts.json
-        ? `${JSON.stringify({ runs: runs.map(runJson) }, null, 2)}\n`
+        ? `${terminalJson({ runs: runs.map(runJson) }, 2)}\n`
         : renderHistory(runs, config.credentials.length > 1, outputWidth()),
     );
   } finally {

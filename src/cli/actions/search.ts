@@ -1,6 +1,7 @@
 /** `quota-guard search`: the action (its options are declared in src/cli/commands/search.ts). */
 
 import { openCache } from '../../cache/index.js';
+import { terminalJson } from '../../terminal-text.js';
 import type { SearchCommandOptions } from '../commands/search.js';
 import { loadCliConfig } from '../config.js';
 import { renderSearch } from '../render/search.js';
@@ -16,7 +17,7 @@ export async function run(words: string[], opts: SearchCommandOptions): Promise<
       ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
     });
     process.stdout.write(
-      opts.json ? `${JSON.stringify(result, null, 2)}\n` : renderSearch(query, result, cache.stats().videos),
+      opts.json ? `${terminalJson(result, 2)}\n` : renderSearch(query, result, cache.stats().videos),
     );
   } finally {
     cache.close();

@@ -14,6 +14,7 @@ import type { GuardLogger } from '../../guard/types.js';
 import { regionFreshness } from '../../history/freshness.js';
 import { openRunHistory } from '../../history/index.js';
 import type { Ledger } from '../../ledger/types.js';
+import { terminalJson } from '../../terminal-text.js';
 import { provideTimeLibs } from '../../time-libs.js';
 import type { StatusOptions } from '../commands/status.js';
 import { withContext } from '../context.js';
@@ -66,7 +67,7 @@ export async function run(opts: StatusOptions): Promise<number> {
   );
   process.stdout.write(
     opts.json
-      ? `${JSON.stringify(view, null, 2)}\n`
+      ? `${terminalJson(view, 2)}\n`
       : renderStatus(view, { tty: process.stdout.isTTY === true, width: outputWidth() }),
   );
   return 0;

@@ -5,6 +5,7 @@
  * unavailable, 78 configuration error.
  */
 import type { Command } from 'commander';
+import { terminalJson } from '../../terminal-text.js';
 import { action } from '../action.js';
 import { collect, configOption, type JobCommandOptions } from '../options.js';
 
@@ -70,7 +71,7 @@ export function register(program: Command): void {
           regions.map((region) => runTrending(jobs, { region, credential, signal })),
         );
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify(results.map(jobJson), null, 2)}\n`);
+          process.stdout.write(`${terminalJson(results.map(jobJson), 2)}\n`);
         } else {
           const t = totals(results);
           process.stdout.write(

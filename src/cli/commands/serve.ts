@@ -82,7 +82,8 @@ export function register(program: Command): void {
       const api = opts.decisions ? await import('../../api/index.js') : undefined;
       const tls = opts.tlsCert && opts.tlsKey ? api?.readTls(opts.tlsCert, opts.tlsKey) : undefined;
       // A store that is down at start: /healthz says so and the page answers 503 until it is back.
-      const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
+      // Read only: a SQLite ledger that does not exist yet is QG_STORE_NOT_FOUND (66), never created.
+      const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config, readOnly: true });
       let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
       let srv: Awaited<ReturnType<typeof server.startMetricsServer>> | undefined;
       const { signal, dispose } = abortOnSignals();
