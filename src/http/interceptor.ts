@@ -16,7 +16,8 @@
  *
  * A request that the budget denies never reaches the dispatcher: it fails with `GuardStoppedError`.
  */
-import { DecoratorHandler, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher } from 'undici';
 import { QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { SpendArgs, SpendOutcome, Stop } from '../guard/types.js';
@@ -24,6 +25,17 @@ import { UpstreamError } from '../outcome/errors.js';
 import { perMinuteWaitMs } from '../outcome/retry.js';
 import { type Classifier, googleClassifier } from './classify.js';
 import { neverOpened, transportError } from './transport.js';
+
+/**
+ * undici's DecoratorHandler (it speaks both handler APIs), loaded when the first request goes
+ * through an interceptor: the caller composing one has loaded undici already, and the package root
+ * stays free of it for everyone else.
+ */
+let decorator: typeof import('undici').DecoratorHandler | undefined;
+function decoratorHandler(): typeof import('undici').DecoratorHandler {
+  decorator ??= (createRequire(import.meta.url)('undici') as typeof import('undici')).DecoratorHandler;
+  return decorator;
+}
 
 /** A request the guard stopped: the budget, a block, or the upstream said so. `stop` says until when. */
 export class GuardStoppedError extends QuotaGuardError {
@@ -98,7 +110,7 @@ class GuardHandler implements Dispatcher.DispatchHandler {
     readonly options: GuardInterceptorOptions,
     readonly settle: { resolve: () => void; reject: (e: unknown) => void },
   ) {
-    this.#inner = new DecoratorHandler(handler) as unknown as Inner;
+    this.#inner = new (decoratorHandler())(handler) as unknown as Inner;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
@@ -256,7 +268,7 @@ export function guardInterceptor(
       // Never dispatched (denied, or the store refused): the caller's handler hears it directly.
       const fail = (error: Error) => {
         if (current) current.fail(error);
-        else (new DecoratorHandler(handler) as unknown as Inner).onResponseError(IDLE, error);
+        else (new (decoratorHandler())(handler) as unknown as Inner).onResponseError(IDLE, error);
       };
       return true;
     };
