@@ -5,7 +5,7 @@
  * ($QUOTA_GUARD_CONFIG). An example must exit 0 by itself: the time limit is generous and only
  * catches one that leaves something open.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
 
 interface Example {
@@ -67,28 +68,7 @@ const TSX = pathToFileURL(requireFromRoot.resolve('tsx')).href;
 const LIMIT_MS = 60_000;
 
 function runExample(path: string, cwd: string, env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>(
-    (resolve) => {
-      const child = spawn(process.execPath, ['--import', TSX, path], {
-        cwd,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => {
-        stdout += String(d);
-      });
-      child.stderr.on('data', (d) => {
-        stderr += String(d);
-      });
-      const timer = setTimeout(() => child.kill('SIGKILL'), LIMIT_MS);
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        resolve({ code, signal, stdout, stderr });
-      });
-    },
-  );
+  return startProcess(process.execPath, ['--import', TSX, path], { cwd, env, timeoutMs: LIMIT_MS }).exited;
 }
 
 let sim: Simulator;

@@ -2,12 +2,11 @@
  * End-to-end helpers: config files on disk, the CLI as a child process (its real stdout and
  * stderr, pino lines included), and a unique Redis key prefix per test.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { inject } from 'vitest';
 import YAML from 'yaml';
+import { BIN, type Running, startProcess } from '../harness/child.js';
 import { tmpPath } from '../job-library/helpers.js';
 
 /** A key prefix on the shared private Redis no other test (in this file or another) uses. */
@@ -29,33 +28,21 @@ export interface ChildResult {
   ms: number;
 }
 
-const BIN = join(import.meta.dirname, '../../src/cli/bin.ts');
+/** `runChild` without waiting: the child running, to signal it or to read what it has written so far. */
+export function startChild(args: string[], env: Record<string, string>, timeoutMs = 60_000): Running {
+  return startProcess(process.execPath, ['--import', 'tsx', BIN, ...args], {
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    timeoutMs,
+  });
+}
 
 /** Run `quota-guard <args>` in a child process (tsx), with `env` on top of a clean environment. */
-export function runChild(
+export async function runChild(
   args: string[],
   env: Record<string, string>,
   timeoutMs = 60_000,
 ): Promise<ChildResult> {
   const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], {
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: performance.now() - started });
-    });
-  });
+  const { code, stdout, stderr } = await startChild(args, env, timeoutMs).exited;
+  return { code, stdout, stderr, ms: performance.now() - started };
 }

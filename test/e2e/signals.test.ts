@@ -3,8 +3,6 @@
  * written, a request still in flight (an upstream that drips) is abandoned and counted as charged —
  * and the process exits 75 (run again later), with no half-written page.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -13,7 +11,7 @@ import { openLedger } from '../../src/ledger/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { drip, httpServer } from '../upstream/helpers.js';
-import { configFile } from './helpers.js';
+import { configFile, startChild } from './helpers.js';
 
 let sim: Simulator;
 const key = secretKey();
@@ -27,6 +25,15 @@ afterAll(async () => {
   await sim?.close();
 });
 
+/** `quota-guard fetch --json` in a child process, logging at info (each page written is a line). */
+function startFetch(file: string) {
+  return startChild(
+    ['fetch', '--json', '--config', file],
+    { YOUTUBE_API_KEY: key, LOG_LEVEL: 'info' },
+    50_000,
+  );
+}
+
 describe('signals', () => {
   it('SIGTERM ends a fetch at a page boundary with exit 75', { timeout: 60_000 }, async () => {
     const cache = tmpPath('cache.db');
@@ -36,38 +43,15 @@ describe('signals', () => {
       upstream: { baseUrl: sim.url },
       regions: ['US'],
     });
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(import.meta.dirname, '../../src/cli/bin.ts'),
-        'fetch',
-        '--json',
-        '--config',
-        file,
-      ],
-      {
-        env: { PATH: process.env['PATH'] ?? '', YOUTUBE_API_KEY: key, LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    let stderr = '';
+    const run = startFetch(file);
     let signalled = false;
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-      if (!signalled && stderr.includes('trending page written')) {
+    run.child.stderr.on('data', () => {
+      if (!signalled && run.stderr.includes('trending page written')) {
         signalled = true;
-        child.kill('SIGTERM');
+        run.child.kill('SIGTERM');
       }
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
-    const code = await new Promise<number | null>((r) => child.on('close', r));
-    clearTimeout(timer);
+    const { code, stdout, stderr } = await run.exited;
     expect(signalled).toBe(true);
     expect(code).toBe(75);
     const [result] = JSON.parse(stdout) as Array<{ outcome: string; pages: number; videos: number }>;
@@ -100,41 +84,15 @@ describe('signals against an upstream that drips', () => {
         upstream: { baseUrl: upstream.url, timeout: '10s', deadline: '10m' },
         regions: ['US'],
       });
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(import.meta.dirname, '../../src/cli/bin.ts'),
-          'fetch',
-          '--json',
-          '--config',
-          file,
-        ],
-        {
-          env: { PATH: process.env['PATH'] ?? '', YOUTUBE_API_KEY: key, LOG_LEVEL: 'info' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => {
-        stdout += String(d);
-      });
-      child.stderr.on('data', (d) => {
-        stderr += String(d);
-      });
-      const closed = new Promise<number | null>((r) => child.on('close', r));
+      const run = startFetch(file);
       // Wait (bounded) until the request is in flight, then a while longer, so it is mid-drip.
       for (let i = 0; i < 400 && upstream.hits === 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(upstream.hits).toBe(1);
       await new Promise((r) => setTimeout(r, 1_200));
       const signalled = performance.now();
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
-      const code = await closed;
+      run.child.kill('SIGTERM');
+      const { code, stdout, stderr } = await run.exited;
       const ms = performance.now() - signalled;
-      clearTimeout(timer);
       expect(code, stderr).toBe(75);
       // Generous: only a run that waits for the drip (or the deadline) fails this.
       expect(ms).toBeLessThan(20_000);
