@@ -4,17 +4,16 @@
  * each table stay aligned; a narrow terminal gets a narrower layout, never a wrapped row. Without a
  * terminal, `COLUMNS` sets the width.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { BIN } from '../harness/child.js';
+import { cliOnTerminal, hasScript } from '../harness/terminal.js';
 import { configFile, sqliteStore } from './helpers.js';
 
-const BIN = join(import.meta.dirname, '../../src/cli/bin.ts');
-const hasScript = spawnSync('script', ['--version']).status === 0;
 if (!hasScript)
   console.warn('terminal-width: skipped, `script` (util-linux) is not on PATH to give the CLI a terminal');
 
@@ -83,32 +82,11 @@ beforeAll(async () => {
 });
 
 /** Run the CLI under a pseudo-terminal `cols` wide; its output's lines, control sequences removed. */
-function onTerminal(cols: number, args: string[]): Promise<{ code: number | null; lines: string[] }> {
-  const cmd = [process.execPath, '--import', 'tsx', BIN, ...args].map((a) => `'${a}'`).join(' ');
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qefc', `stty cols ${cols} rows 50; ${cmd}`, '/dev/null'], {
-      // No COLUMNS: the terminal's own width is the one to follow.
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: process.env['HOME'] ?? '',
-        LOG_LEVEL: 'silent',
-        TZ: 'UTC',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += String(d);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences
-      const text = out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
-      resolve({ code, lines: text.replace(/\n$/, '').split('\n') });
-    });
-  });
+async function onTerminal(cols: number, args: string[]): Promise<{ code: number | null; lines: string[] }> {
+  const { code, out } = await cliOnTerminal(args, { cols, rows: 50 }, { LOG_LEVEL: 'silent', TZ: 'UTC' });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences
+  const text = out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+  return { code, lines: text.replace(/\n$/, '').split('\n') };
 }
 
 /**

@@ -3,18 +3,15 @@
  * meanwhile is printed whole, on its own line above the bar, never in the middle of it. The CLI runs
  * in a child process under a pseudo-terminal (util-linux `script`), so it sees a real TTY.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli } from '../cli/helpers.js';
+import { cliOnTerminal, hasScript } from '../harness/terminal.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { configFile } from './helpers.js';
 
-const BIN = join(import.meta.dirname, '../../src/cli/bin.ts');
 /** The terminal's width: narrower than the JSON log lines, which must still arrive whole. */
 const COLS = 80;
-const hasScript = spawnSync('script', ['--version']).status === 0;
 if (!hasScript)
   console.warn('progress-tty: skipped, `script` (util-linux) is not on PATH to give the CLI a terminal');
 
@@ -66,30 +63,6 @@ function screen(out: string, width: number): string[] {
   return lines.map((l) => l.join(''));
 }
 
-/** Run the CLI under a pseudo-terminal; resolves with everything the terminal received. */
-function onTerminal(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; out: string }> {
-  const command = `stty cols ${COLS} rows 40; ${[process.execPath, '--import', 'tsx', BIN, ...args].map((a) => `'${a}'`).join(' ')}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qefc', command, '/dev/null'], {
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += String(d);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
-}
-
 describe.skipIf(!hasScript)('backfill progress on a terminal', () => {
   it('prints each log line whole above the bar', { timeout: 90_000 }, async () => {
     const file = configFile({
@@ -109,10 +82,14 @@ describe.skipIf(!hasScript)('backfill progress on a terminal', () => {
       vi.unstubAllEnvs();
     }
 
-    const { code, out } = await onTerminal(['backfill', '--config', file], {
-      QG_TTY_TEST_KEY: key,
-      LOG_LEVEL: 'info',
-    });
+    const { code, out } = await cliOnTerminal(
+      ['backfill', '--config', file],
+      { cols: COLS, rows: 40 },
+      {
+        QG_TTY_TEST_KEY: key,
+        LOG_LEVEL: 'info',
+      },
+    );
     expect(code).toBe(0);
     const lines = screen(out, COLS).filter((l) => l.trim() !== '');
     const logs = lines.filter((l) => l.includes('"level"'));
