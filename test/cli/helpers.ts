@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import type { Guard } from '../../src/guard/index.js';
 import { fileTempDir } from '../harness/temp.js';
 
 export const dir = fileTempDir('qg-cli-').dir;
@@ -17,6 +18,45 @@ export function configFile(yaml: string): string {
 /** A fresh SQLite ledger path for one test. */
 export function sqliteStore(): string {
   return `sqlite:${join(dir, `ledger${n++}.db`)}`;
+}
+
+/**
+ * A busy credential `main` for status to show: every bucket of youtube-2026 over 12 regions, a pace on
+ * units, a budget for manual searches and, unless `hourlyBackfill` is false, an hourly one for the
+ * backfill.
+ */
+export function busyConfig(
+  store: string,
+  { hourlyBackfill = true }: { hourlyBackfill?: boolean } = {},
+): string {
+  return [
+    `store: "${store}"`,
+    'regions: [US, GB, DE, FR, IN, BR, AU, CA, JP, KR, MX, ES]',
+    'credentials:',
+    '  - id: main',
+    '    buckets:',
+    '      units: { quota: 10000, pace: { limit: 1500, window: 1h } }',
+    'budgets:',
+    ...(hourlyBackfill
+      ? ['  - { id: backfill-hourly, bucket: units, tiers: [backfill], limit: 2000, window: 1h }']
+      : []),
+    '  - { id: manual-search, methods: [search.list], tiers: [manual], limit: 40, window: 24h }',
+    '',
+  ].join('\n');
+}
+
+/**
+ * `main` spends 300 scheduled units (tagged `tag`), then its units are blocked for 3 h with the
+ * longest reason a block gives: the upstream refused what the ledger allowed.
+ */
+export async function spendThenBlock(guard: Guard, tag: string): Promise<void> {
+  await guard.spend({ credential: 'main', method: 'videos.list', tier: 'scheduled', cost: 300, tag });
+  await guard.block(
+    'main',
+    'units',
+    'upstream answered quotaExceeded to videos.list at 2026-11-23T18:00:00.000Z although the ledger allowed it',
+    Date.now() + 3 * 3_600_000,
+  );
 }
 
 export interface CliResult {

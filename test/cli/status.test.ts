@@ -4,25 +4,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
-import { cli, configFile, sqliteStore } from './helpers.js';
+import { busyConfig, cli, configFile, spendThenBlock, sqliteStore } from './helpers.js';
 
 const quiet = { info() {}, warn() {} };
-
-/** Every bucket of youtube-2026, a pace, the budget from the example config and one for searches only. */
-function busyConfig(store: string): string {
-  return [
-    `store: "${store}"`,
-    'regions: [US, GB, DE, FR, IN, BR, AU, CA, JP, KR, MX, ES]',
-    'credentials:',
-    '  - id: main',
-    '    buckets:',
-    '      units: { quota: 10000, pace: { limit: 1500, window: 1h } }',
-    'budgets:',
-    '  - { id: backfill-hourly, bucket: units, tiers: [backfill], limit: 2000, window: 1h }',
-    '  - { id: manual-search, methods: [search.list], tiers: [manual], limit: 40, window: 24h }',
-    '',
-  ].join('\n');
-}
 
 async function prepare() {
   const file = configFile(busyConfig(sqliteStore()));
@@ -102,19 +86,7 @@ describe('status at a glance', () => {
     const { file, config, ledger, guard } = await prepare();
     let view: StatusView;
     try {
-      await guard.spend({
-        credential: 'main',
-        method: 'videos.list',
-        tier: 'scheduled',
-        cost: 300,
-        tag: 'trending:US:videos.list',
-      });
-      await guard.block(
-        'main',
-        'units',
-        'upstream answered quotaExceeded to videos.list at 2026-11-23T18:00:00.000Z although the ledger allowed it',
-        Date.now() + 3 * 3_600_000,
-      );
+      await spendThenBlock(guard, 'trending:US:videos.list');
       const { quotaStatus } = await import('../../src/guard/status.js');
       view = await quotaStatus(config, ledger);
     } finally {

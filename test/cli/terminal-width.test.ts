@@ -12,7 +12,7 @@ import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { BIN } from '../harness/child.js';
 import { cliOnTerminal, hasScript } from '../harness/terminal.js';
-import { configFile, sqliteStore } from './helpers.js';
+import { busyConfig, configFile, spendThenBlock, sqliteStore } from './helpers.js';
 
 if (!hasScript)
   console.warn('terminal-width: skipped, `script` (util-linux) is not on PATH to give the CLI a terminal');
@@ -21,37 +21,19 @@ const quiet = { info() {}, warn() {} };
 let file: string;
 
 beforeAll(async () => {
-  file = configFile(
-    [
-      `store: "${sqliteStore()}"`,
-      'regions: [US, GB, DE, FR, IN, BR, AU, CA, JP, KR, MX, ES]',
-      'credentials:',
-      '  - id: main',
-      '    buckets:',
-      '      units: { quota: 10000, pace: { limit: 1500, window: 1h } }',
-      'budgets:',
-      '  - { id: manual-search, methods: [search.list], tiers: [manual], limit: 40, window: 24h }',
-      '',
-    ].join('\n'),
-  );
+  file = configFile(busyConfig(sqliteStore(), { hourlyBackfill: false }));
   const config = loadConfig({ file, env: {} });
   const ledger = await openLedger(config.store.url);
   const history = await openRunHistory(config.store);
   try {
     const guard = createGuard({ config, ledger, logger: quiet });
-    await guard.spend({ credential: 'main', method: 'videos.list', tier: 'scheduled', cost: 300, tag: 't' });
     await guard.spend({
       credential: 'main',
       method: 'search.list',
       tier: 'manual',
       tag: 'manual:search.list',
     });
-    await guard.block(
-      'main',
-      'units',
-      'upstream answered quotaExceeded to videos.list at 2026-11-23T18:00:00.000Z although the ledger allowed it',
-      Date.now() + 3 * 3_600_000,
-    );
+    await spendThenBlock(guard, 't');
     const now = Date.now();
     const run = (job: string, minutesAgo: number, reason: string | null) => ({
       credential: 'main',
