@@ -1,0 +1,65 @@
+/** `quota-guard spend`: the action (its options are declared in src/cli/commands/spend.ts). */
+
+import { ExitCode, InvalidArgumentError, QuotaGuardError } from '../../errors.js';
+import type { Guard } from '../../guard/guard.js';
+import type { SpendOptions } from '../commands/spend.js';
+import { withContext } from '../context.js';
+import { decisionJson, renderReport, renderSpend, reportJson } from '../render/spend.js';
+
+export async function run(credential: string, opts: SpendOptions): Promise<number> {
+  return withContext(
+    opts,
+    async ({ guard }) => {
+      if (opts.report !== undefined) return report(guard, credential, opts);
+      if (opts.method === undefined && opts.cost === undefined) {
+        throw new InvalidArgumentError('--cost', 'give --method, or --cost (with --bucket)');
+      }
+      const outcome = await guard.spend({
+        credential,
+        ...(opts.method !== undefined ? { method: opts.method } : {}),
+        ...(opts.bucket !== undefined ? { bucket: opts.bucket } : {}),
+        ...(opts.cost !== undefined ? { cost: opts.cost } : {}),
+        ...(opts.entry !== undefined ? { entry: opts.entry } : {}),
+        tier: opts.tier,
+        tag: opts.tag ?? 'spend:cli',
+      });
+      process.stdout.write(opts.json ? `${JSON.stringify(decisionJson(outcome))}\n` : renderSpend(outcome));
+      if (outcome.allowed) return ExitCode.OK;
+      return outcome.reason === 'store-down' ? ExitCode.UNAVAILABLE : ExitCode.TEMPFAIL;
+    },
+    // An unreachable Redis is the store-down policy's business, not an error at open.
+    { allowUnreachable: true },
+  );
+}
+
+/** `--report`: the entry's spend found again, then what became of its call applied. */
+async function report(guard: Guard, credential: string, opts: SpendOptions): Promise<number> {
+  if (opts.entry === undefined) throw new InvalidArgumentError('--report', 'needs the --entry it is about');
+  let until: number | undefined;
+  if (opts.until !== undefined) {
+    if (opts.report !== 'exhausted')
+      throw new InvalidArgumentError('--until', 'only with --report exhausted');
+    until = Date.parse(opts.until);
+    if (Number.isNaN(until)) throw new InvalidArgumentError('--until', `'${opts.until}' is not an ISO time`);
+  }
+  const args = await guard.recallEntry(credential, opts.entry);
+  if (!args) {
+    throw new QuotaGuardError(
+      'QG_ENTRY_UNKNOWN',
+      `entry '${opts.entry}' is not known: never spent, or its window has passed`,
+    );
+  }
+  const spent = await guard.spend({ ...args, entry: opts.entry, recallOnly: true, failMode: 'closed' });
+  if (spent.reason === 'store-down') return ExitCode.UNAVAILABLE;
+  const kind = opts.report === 'refund' ? 'never-sent' : opts.report!;
+  await guard.report(
+    spent,
+    kind === 'exhausted' ? { kind, ...(until !== undefined ? { until } : {}) } : { kind },
+  );
+  process.stdout.write(
+    opts.json
+      ? `${JSON.stringify(reportJson(opts.entry, kind, spent))}\n`
+      : renderReport(opts.entry, kind, spent),
+  );
+  return ExitCode.OK;
+}
