@@ -4,11 +4,9 @@
  * run history and the ledger, and a screenshot is saved (UPDATE_SCREENSHOT=1 writes the one shown in
  * docs/operations.md).
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/types.js';
 import { runDrill } from '../../src/drill/index.js';
@@ -18,31 +16,9 @@ import { openLedger } from '../../src/ledger/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../../src/metrics/page.js';
 import { startMetricsServer } from '../../src/metrics/server.js';
+import { CHROMIUM, CHROMIUM_HINT, dumpDom, screenshot, updateDocsScreenshot } from '../harness/chromium.js';
 
-const execFileP = promisify(execFile);
-const CHROMIUM = ['chromium', 'chromium-browser'].find(
-  (c) => spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0,
-);
-if (!CHROMIUM)
-  console.warn(
-    'status page browser test skipped: no chromium on PATH (Debian: apt-get install -y chromium; .ci/run installs it)',
-  );
-
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--hide-scrollbars',
-];
-
-async function dumpDom(url: string): Promise<string> {
-  const { stdout } = await execFileP(CHROMIUM!, [...FLAGS, '--dump-dom', url], {
-    timeout: 60_000,
-    maxBuffer: 64 * 2 ** 20,
-  });
-  return stdout;
-}
+if (!CHROMIUM) console.warn(`status page browser test skipped: ${CHROMIUM_HINT}`);
 
 interface Point {
   kind: string;
@@ -110,9 +86,7 @@ describe.skipIf(!CHROMIUM)('the status page in headless Chromium', () => {
         // Half-way through the day; the screenshot near its end, while every region is fresh.
         during = new Promise((resolve) => setTimeout(resolve, 12_000)).then(() => dumpDom(`${url}/`));
         shot = new Promise((resolve) => setTimeout(resolve, 19_000)).then(() =>
-          execFileP(CHROMIUM!, [...FLAGS, '--window-size=1100,1400', `--screenshot=${shotFile}`, `${url}/`], {
-            timeout: 60_000,
-          }),
+          screenshot(`${url}/`, shotFile, { width: 1100, height: 1400 }),
         );
       },
     });
@@ -163,8 +137,7 @@ describe.skipIf(!CHROMIUM)('the status page in headless Chromium', () => {
         expect(end).not.toMatch(/<script|https?:\/\/(?!127\.0\.0\.1)/);
 
         await shot;
-        if (process.env['UPDATE_SCREENSHOT'] === '1')
-          copyFileSync(shotFile, join(process.cwd(), 'docs', 'status-page.png'));
+        updateDocsScreenshot(shotFile, 'status-page.png');
       } finally {
         await server.close();
       }

@@ -7,11 +7,9 @@
  * out into the DOM that `--dump-dom` returns. Screenshots: docs/img/status-390.png and
  * docs/img/status-desktop.png (UPDATE_SCREENSHOT=1 rewrites them).
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
@@ -20,21 +18,10 @@ import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { renderStatusPage, statusPageData } from '../../src/metrics/page.js';
 import { configFile, sqliteStore } from '../cli/helpers.js';
+import { CHROMIUM, CHROMIUM_HINT, dumpDom, screenshot, updateDocsScreenshot } from '../harness/chromium.js';
 
-const execFileP = promisify(execFile);
-const CHROMIUM = ['chromium', 'chromium-browser'].find(
-  (c) => spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0,
-);
-if (!CHROMIUM)
-  console.warn('status page phone test skipped: no chromium on PATH (Debian: apt-get install -y chromium)');
+if (!CHROMIUM) console.warn(`status page phone test skipped: ${CHROMIUM_HINT}`);
 
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--hide-scrollbars',
-];
 const dir = mkdtempSync(join(tmpdir(), 'qg-page-'));
 const quiet = { info() {}, warn() {} };
 const BLOCK_REASON =
@@ -151,17 +138,15 @@ interface Measure {
   runs: number[];
 }
 
+/** The browser's window for a page `width` px wide: 500 px at the least (a narrower page is in a frame). */
+function window(width: number, height: number) {
+  return { width: Math.max(width, 500), height };
+}
+
 async function measure(width: number, height: number): Promise<Measure> {
   const page = join(dir, `page-${width}.html`);
   writeFileSync(page, host(width, height, true));
-  const { stdout } = await execFileP(
-    CHROMIUM!,
-    [...FLAGS, `--window-size=${Math.max(width, 500)},${height}`, '--dump-dom', `file://${page}`],
-    {
-      timeout: 60_000,
-      maxBuffer: 64 * 2 ** 20,
-    },
-  );
+  const stdout = await dumpDom(`file://${page}`, window(width, height));
   const m = /<pre id="measure">([\s\S]*?)<\/pre>/.exec(stdout);
   expect(m, 'the measuring script ran').not.toBeNull();
   return JSON.parse(
@@ -173,18 +158,12 @@ async function measure(width: number, height: number): Promise<Measure> {
   ) as Measure;
 }
 
-async function screenshot(width: number, height: number, name: string): Promise<void> {
+async function shoot(width: number, height: number, name: string): Promise<void> {
   const page = join(dir, `shot-${width}.html`);
   writeFileSync(page, width < 500 ? host(width, height, false) : html);
   const file = join(dir, name);
-  await execFileP(
-    CHROMIUM!,
-    [...FLAGS, `--window-size=${Math.max(width, 500)},${height}`, `--screenshot=${file}`, `file://${page}`],
-    {
-      timeout: 60_000,
-    },
-  );
-  if (process.env['UPDATE_SCREENSHOT'] === '1') copyFileSync(file, join(process.cwd(), 'docs', 'img', name));
+  await screenshot(`file://${page}`, file, window(width, height));
+  updateDocsScreenshot(file, `img/${name}`);
 }
 
 describe.skipIf(!CHROMIUM)('the status page on a phone and a desktop', () => {
@@ -236,11 +215,7 @@ describe.skipIf(!CHROMIUM)('the status page on a phone and a desktop', () => {
       expect(m.runs.length).toBe(7);
       for (const h of m.runs) expect(h).toBeLessThanOrEqual(width < 600 ? 80 : 40);
 
-      await screenshot(
-        width,
-        width < 600 ? 3000 : 1400,
-        width < 600 ? 'status-390.png' : 'status-desktop.png',
-      );
+      await shoot(width, width < 600 ? 3000 : 1400, width < 600 ? 'status-390.png' : 'status-desktop.png');
     });
   }
 });
