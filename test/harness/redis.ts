@@ -115,6 +115,35 @@ export async function startRedisServer(extra: string[] = []): Promise<RedisServe
   return server;
 }
 
+export interface RedisServers {
+  /** Start a private server (with `extra` redis-server arguments), to be stopped by `stopAll`. */
+  start(extra?: string[]): Promise<RedisServer>;
+  /**
+   * Stop every server started since the last call (one a test paused with SIGSTOP is resumed first)
+   * and remove its directory. For an `afterEach`, once whatever uses them is closed.
+   */
+  stopAll(): Promise<void>;
+}
+
+/** Private servers for tests that each start their own, because each changes or stops its server. */
+export function redisServers(): RedisServers {
+  const servers: RedisServer[] = [];
+  return {
+    async start(extra = []) {
+      const s = await startRedisServer(extra);
+      servers.push(s);
+      return s;
+    },
+    async stopAll() {
+      for (const s of servers.splice(0)) {
+        if (s.proc.signalCode === null && s.proc.exitCode === null) s.proc.kill('SIGCONT');
+        await s.stop();
+        rmSync(s.dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
 export interface RedisCluster {
   nodes: RedisServer[];
   /** `redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3` */

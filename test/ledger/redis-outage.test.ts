@@ -3,32 +3,22 @@
  * open or closed), never hang or queue, never leak the password, and the same ledger object must
  * work again once Redis is back. Each test runs its own server, which it stops and restarts.
  */
-import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openLedger, StoreUnavailableError } from '../../src/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { type RedisServer, startRedisServer } from '../harness/redis.js';
+import { redisServers } from '../harness/redis.js';
 
 const HOUR = 3_600_000;
 const B = [{ key: 'outage:{k}', limit: 1000, windowMs: HOUR }];
 
-const servers: RedisServer[] = [];
+const servers = redisServers();
+const server = servers.start;
 const ledgers: Ledger[] = [];
 afterEach(async () => {
   for (const l of ledgers.splice(0)) await l.close();
-  for (const s of servers.splice(0)) {
-    if (s.proc.signalCode === null && s.proc.exitCode === null) s.proc.kill('SIGCONT');
-    await s.stop();
-    rmSync(s.dir, { recursive: true, force: true });
-  }
+  await servers.stopAll();
 });
-
-async function server(extra: string[] = []): Promise<RedisServer> {
-  const s = await startRedisServer(extra);
-  servers.push(s);
-  return s;
-}
 
 async function open(url: string, opts = {}): Promise<Ledger> {
   const l = await openLedger(url, opts);

@@ -6,7 +6,7 @@
  * script SHA. Each test starts its own server, because each changes the server's config.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -19,28 +19,20 @@ import type { Ledger } from '../../src/ledger/types.js';
 import { mapRedisError } from '../../src/redis/index.js';
 import { configFile, runChild } from '../e2e/helpers.js';
 import { capture, config } from '../guard/helpers.js';
-import { type RedisServer, startRedisServer } from '../harness/redis.js';
+import { type RedisServer, redisServers } from '../harness/redis.js';
 
 const execFileP = promisify(execFile);
 const HOUR = 3_600_000;
 const B = [{ key: 'family:{k}', limit: 1000, windowMs: HOUR }];
 
-const servers: RedisServer[] = [];
+const servers = redisServers();
+const server = servers.start;
 const closers: Array<() => Promise<void> | void> = [];
 
 afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
-  for (const s of servers.splice(0)) {
-    await s.stop();
-    rmSync(s.dir, { recursive: true, force: true });
-  }
+  await servers.stopAll();
 });
-
-async function server(extra: string[] = []): Promise<RedisServer> {
-  const s = await startRedisServer(extra);
-  servers.push(s);
-  return s;
-}
 
 async function admin(s: RedisServer): Promise<Redis> {
   const c = new Redis(s.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
