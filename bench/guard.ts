@@ -9,11 +9,9 @@
  * Environment (defaults in brackets):
  *   QG_BENCH_GUARD_N [2000]   measured pairs per scenario (after 200 warm-up pairs)
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { parseConfig } from '../src/config/load.js';
 import { createGuard, type Guard } from '../src/guard/guard.js';
@@ -21,31 +19,11 @@ import { guardedFetch, guardInterceptor } from '../src/http/index.js';
 import { openLedger } from '../src/ledger/open.js';
 import type { Ledger } from '../src/ledger/types.js';
 import { startRedisServer } from '../test/harness/redis.js';
+import { KEY, startSimulatorProcess } from './simulator.js';
 
 const N = Number(process.env.QG_BENCH_GUARD_N || 2_000);
 const WARM = 200;
-const KEY = 'bench-key';
-const BIN = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url));
 const silent = { info() {}, warn() {} };
-
-async function startSimulatorProcess(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', BIN, 'simulate', '--port', '0', '--key', `${KEY}@bench`, '--quota', '1000000000'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  child.stdout!.on('data', (c) => {
-    out += String(c);
-  });
-  for (let i = 0; i < 300; i++) {
-    const m = /simulator: (http:\/\/\S+\/youtube\/v3)/.exec(out);
-    if (m) return { url: m[1]!, child };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`the simulator did not start: ${out}`);
-}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

@@ -6,50 +6,13 @@
  * Environment (defaults in brackets):
  *   QG_BENCH_UPSTREAM_MS [3000]   measuring time per scenario
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { simulatorControl } from '../src/simulator/index.js';
 import { createYouTubeClient, VideoListResponseSchema, type YouTubeClient } from '../src/upstream/index.js';
+import { KEY, startSimulatorProcess } from './simulator.js';
 
 const DURATION = Number(process.env.QG_BENCH_UPSTREAM_MS || 3_000);
-const KEY = 'bench-key';
-const BIN = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url));
-
-async function startChild(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      BIN,
-      'simulate',
-      '--port',
-      '0',
-      '--key',
-      `${KEY}@bench`,
-      '--quota',
-      '1000000000',
-      '--bucket',
-      'search.list=1000000000',
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  child.stdout!.on('data', (c) => {
-    out += String(c);
-  });
-  for (let i = 0; i < 300; i++) {
-    const m = /simulator: (http:\/\/\S+\/youtube\/v3)/.exec(out);
-    if (m) return { url: m[1]!, child };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`the simulator did not start: ${out}`);
-}
 
 function pct(sorted: number[], p: number): number {
   return (
@@ -102,7 +65,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (x: number) => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
 
 export async function run(): Promise<void> {
-  const { url, child } = await startChild();
+  const { url, child } = await startSimulatorProcess(['--bucket', 'search.list=1000000000']);
   const clients: YouTubeClient[] = [];
   const client = (connections: number) => {
     const c = createYouTubeClient({ baseUrl: url, apiKey: KEY, connections });
