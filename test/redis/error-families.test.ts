@@ -41,6 +41,16 @@ async function admin(s: RedisServer): Promise<Redis> {
   return c;
 }
 
+/** A server past its memory limit (2 MB held, 1 MB allowed, no eviction): it refuses writes with OOM. */
+async function fullServer(): Promise<{ s: RedisServer; a: Redis }> {
+  const s = await server();
+  const a = await admin(s);
+  await a.set('fill', 'x'.repeat(2_000_000));
+  await a.config('SET', 'maxmemory-policy', 'noeviction');
+  await a.config('SET', 'maxmemory', '1mb');
+  return { s, a };
+}
+
 async function open(url: string): Promise<Ledger> {
   const l = await openLedger(url, { allowUnreachable: true, commandTimeoutMs: 1000, connectTimeoutMs: 1000 });
   closers.push(() => l.close());
@@ -95,11 +105,7 @@ const UPDATE = { credential: 'default', method: 'videos.update', tag: 'manual:vi
 
 describe('Redis error families', () => {
   it('OOM (maxmemory reached, noeviction): store unavailable; a cheap spend goes through unrecorded, a dear one stops', async () => {
-    const s = await server();
-    const a = await admin(s);
-    await a.set('fill', 'x'.repeat(2_000_000));
-    await a.config('SET', 'maxmemory-policy', 'noeviction');
-    await a.config('SET', 'maxmemory', '1mb');
+    const { s, a } = await fullServer();
     const ledger = await open(s.url);
     await spendError(ledger, 'OOM');
 
@@ -263,11 +269,7 @@ describe('Redis error families', () => {
 
 describe('the CLI on a full Redis', () => {
   it('spend: a cheap one goes through unrecorded (0), a dear one is one line and 69, with no Redis text', async () => {
-    const s = await server();
-    const a = await admin(s);
-    await a.set('fill', 'x'.repeat(2_000_000));
-    await a.config('SET', 'maxmemory-policy', 'noeviction');
-    await a.config('SET', 'maxmemory', '1mb');
+    const { s } = await fullServer();
     const file = configFile({
       store: s.url,
       credentials: [{ id: 'default', apiKeyEnv: 'QG_FAMILY_KEY' }],
