@@ -180,7 +180,9 @@ describe('Redis error families', () => {
     const s = await server(['--busy-reply-threshold', '100']);
     const ledger = await open(s.url);
     await ledger.ping();
-    // A script that spins for 2 s of the server's clock, then ends by itself.
+    // Connected before the script starts: a client connecting to a busy server fails its ready
+    // check (INFO answers BUSY) and sees its connection closed.
+    const a = await admin(s);
     // A read-only script that spins for at most 20 s of the server's clock; SCRIPT KILL ends it as
     // soon as the spend has been answered, so the test does not depend on how fast the machine is.
     const spin =
@@ -191,7 +193,6 @@ describe('Redis error families', () => {
       () => undefined,
     );
     closers.push(() => busy);
-    const a = await admin(s);
     await until('the script is past the threshold', async () => {
       const r = await a.ping().catch((e: unknown) => e);
       return r instanceof Error && /^BUSY /.test(r.message);
