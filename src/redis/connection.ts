@@ -176,9 +176,13 @@ async function connectRedis(kind: RedisKind, url: string, o: RedisConnectOptions
     });
   }
   // Connection errors surface on the calls that hit them; the last one explains a failed open.
+  // A socket's own failure (connection refused, unknown host) is kept apart: on a slow machine the
+  // client's later "not connected" errors can arrive after it and would hide the reason.
   let lastError: unknown;
+  let socketError: unknown;
   client.on('error', (e: unknown) => {
     lastError = e;
+    if (typeof (e as { syscall?: unknown } | null)?.syscall === 'string') socketError = e;
   });
   try {
     await connect(client, o);
@@ -194,7 +198,7 @@ async function connectRedis(kind: RedisKind, url: string, o: RedisConnectOptions
       client.disconnect();
       // The socket's own error (connection refused, unknown host) says more than the client's
       // "Connection is closed"; the hint names what the operator can change.
-      const why = nodeError ?? lastError ?? e;
+      const why = nodeError ?? socketError ?? lastError ?? e;
       const reason = why instanceof TimedOut ? why.message : describeRedisFailure(why);
       throw new StoreUnavailableError(
         `Redis ledger at ${where}: cannot connect: ${reason}; check that Redis runs there and the store address (the config's \`store\`, else $REDIS_URL)`,
