@@ -37,8 +37,13 @@ export async function run(opts: ServeOptions): Promise<number> {
   const api = opts.decisions ? await import('../../api/index.js') : undefined;
   const tls = opts.tlsCert && opts.tlsKey ? api?.readTls(opts.tlsCert, opts.tlsKey) : undefined;
   // A store that is down at start: /healthz says so and the page answers 503 until it is back.
-  // Read only: a SQLite ledger that does not exist yet is QG_STORE_NOT_FOUND (66), never created.
-  const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config, readOnly: true });
+  // Without the decision API it only reads: a SQLite ledger that does not exist yet is
+  // QG_STORE_NOT_FOUND (66), never created. With it, it spends, and opens the store as `spend` does.
+  const { ledger, logger } = await openContext(opts, {
+    allowUnreachable: true,
+    config,
+    readOnly: opts.decisions !== true,
+  });
   let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
   let srv: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   const { signal, dispose } = abortOnSignals();

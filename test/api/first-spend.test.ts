@@ -1,0 +1,42 @@
+/**
+ * `serve` reads only and never creates a store; `serve --decisions` spends, so on a host where no
+ * job has run yet it opens (and so creates) the SQLite ledger as `spend` does, and its first spend
+ * is recorded there.
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openLedger } from '../../src/index.js';
+import { tmpPath } from '../job-library/helpers.js';
+import { ApiClient, type Served, startServe, writeConfig } from './helpers.js';
+
+let served: Served | undefined;
+afterAll(async () => {
+  await served?.stop();
+});
+
+describe('serve --decisions on a host with no ledger yet', () => {
+  it('creates the SQLite ledger and records the first spend in it', async () => {
+    const path = tmpPath('first-spend.db');
+    const config = writeConfig({ store: `sqlite:${path}`, cache: { path: tmpPath('cache.db') } });
+    expect(existsSync(path)).toBe(false);
+    served = await startServe(config);
+    const client = new ApiClient(served.url);
+    const r = await client.call('POST', '/v1/spend', {
+      credential: 'default',
+      method: 'videos.list',
+      entry: 'first-spend-1',
+    });
+    await client.close();
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ allowed: true, cost: 1 });
+    await served.stop();
+    served = undefined;
+    const ledger = await openLedger(`sqlite:${path}`);
+    try {
+      const snap = await ledger.peek({ key: 'qg:{default}:units', windowMs: 86_400_000 });
+      expect(snap.used).toBe(1);
+    } finally {
+      await ledger.close();
+    }
+  });
+});
