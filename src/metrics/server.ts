@@ -35,12 +35,14 @@ export interface MetricsServerOptions extends HealthSources {
 /**
  * Keep-alive and slow-client limits: an idle kept-alive connection stays open a minute (a cron job
  * makes its calls seconds apart), a client gets 10 s to send its headers and 15 s for the whole
- * request, after which Node answers 408 and closes.
+ * request, after which Node answers 408 and closes. Node checks those two limits on a timer (every
+ * 30 s by default, so a client could hold a connection for 40 s); here every second.
  */
 export const SERVER_TIMEOUTS = {
   keepAliveTimeout: 60_000,
   headersTimeout: 10_000,
   requestTimeout: 15_000,
+  connectionsCheckingInterval: 1_000,
 } as const;
 
 /**
