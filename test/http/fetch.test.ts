@@ -12,6 +12,7 @@ import { bucketWindow, createGuard, type Guard } from '../../src/guard/index.js'
 import { GuardStoppedError, guardedFetch, guardInterceptor } from '../../src/http/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { UpstreamError } from '../../src/outcome/errors.js';
+import { MINUTE_JITTER_MS } from '../../src/outcome/retry.js';
 import { BACKENDS, capture, config } from '../guard/helpers.js';
 
 const fixture = (name: string) =>
@@ -101,7 +102,7 @@ describe.each(BACKENDS.slice(0, 2))('guarded HTTP ($name)', ({ open }) => {
     expect(r).toMatchObject({ ok: false, reason: 'rate-limited' });
     if (r.ok) throw new Error('unreachable');
     expect(r.resumeAt).toBeGreaterThanOrEqual(Math.ceil((before + 1) / 60_000) * 60_000);
-    expect(r.resumeAt).toBeLessThan(Math.ceil((Date.now() + 1) / 60_000) * 60_000 + 1_001);
+    expect(r.resumeAt).toBeLessThan(Math.ceil((Date.now() + 1) / 60_000) * 60_000 + MINUTE_JITTER_MS + 1);
     expect(hits).toHaveLength(1);
   });
 
