@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openCache } from '../../src/cache/index.js';
+import { openLedger } from '../../src/ledger/index.js';
 import { terminalJson, terminalJsonLine, terminalText } from '../../src/terminal-text.js';
 import { video } from '../cache/helpers.js';
 import { cli, configFile, dir } from './helpers.js';
@@ -78,6 +79,22 @@ describe('terminal text', () => {
     const parsed = JSON.parse(out.stdout) as { hits: Array<{ title: string; channelTitle: string }> };
     expect(parsed.hits[0]!.title).toBe(title);
     expect(parsed.hits[0]!.channelTitle).toBe(`Chan\u202e${HOSTILE}`);
+  });
+
+  it('`unblock --json` and `status --json` escape a block reason a client reported', async () => {
+    const ledgerPath = join(dir, 'hostile-reason.db');
+    const cfg = configFile(`store: sqlite:${ledgerPath}\n`);
+    expect((await cli('spend', 'default', '--cost', '1', '--config', cfg)).code).toBe(0);
+    const ledger = await openLedger(`sqlite:${ledgerPath}`);
+    await ledger.block('qg:{default}:units', Date.now() + 3_600_000, `reported by php: ${HOSTILE}`);
+    await ledger.close();
+    const status = await cli('status', '--json', '--config', cfg);
+    expect(unsafeIn(status.stdout)).toEqual([]);
+    expect(status.stdout).toContain('\\u202e');
+    const out = await cli('unblock', 'default', 'units', '--json', '--config', cfg);
+    expect(out.code).toBe(0);
+    expect(unsafeIn(out.stdout)).toEqual([]);
+    expect((JSON.parse(out.stdout) as { reason: string }).reason).toBe(`reported by php: ${HOSTILE}`);
   });
 
   it('terminalJson is JSON.stringify, escaped: the same value back', () => {

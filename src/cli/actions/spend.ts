@@ -2,6 +2,7 @@
 
 import { ExitCode, InvalidArgumentError, QuotaGuardError } from '../../errors.js';
 import type { Guard } from '../../guard/guard.js';
+import { terminalJson } from '../../terminal-text.js';
 import type { SpendOptions } from '../commands/spend.js';
 import { withContext } from '../context.js';
 import { decisionJson, renderReport, renderSpend, reportJson } from '../render/spend.js';
@@ -23,7 +24,7 @@ export async function run(credential: string, opts: SpendOptions): Promise<numbe
         tier: opts.tier,
         tag: opts.tag ?? 'spend:cli',
       });
-      process.stdout.write(opts.json ? `${JSON.stringify(decisionJson(outcome))}\n` : renderSpend(outcome));
+      process.stdout.write(opts.json ? `${terminalJson(decisionJson(outcome))}\n` : renderSpend(outcome));
       if (outcome.allowed) return ExitCode.OK;
       return outcome.reason === 'store-down' ? ExitCode.UNAVAILABLE : ExitCode.TEMPFAIL;
     },
@@ -58,7 +59,7 @@ async function report(guard: Guard, credential: string, opts: SpendOptions): Pro
   );
   process.stdout.write(
     opts.json
-      ? `${JSON.stringify(reportJson(opts.entry, kind, spent))}\n`
+      ? `${terminalJson(reportJson(opts.entry, kind, spent))}\n`
       : renderReport(opts.entry, kind, spent),
   );
   return ExitCode.OK;

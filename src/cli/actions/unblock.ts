@@ -1,6 +1,7 @@
 /** `quota-guard unblock`: the action (its options are declared in src/cli/commands/unblock.ts). */
 
 import { bucketOf } from '../../config/lookups.js';
+import { terminalJson } from '../../terminal-text.js';
 import type { UnblockOptions } from '../commands/unblock.js';
 import { loadCliConfig } from '../config.js';
 import { withContext } from '../context.js';
@@ -21,7 +22,7 @@ export async function run(
       const at = lifted.blockedUntil;
       if (opts.json) {
         process.stdout.write(
-          `${JSON.stringify({
+          `${terminalJson({
             credential,
             bucket,
             wasBlocked: at !== undefined,
