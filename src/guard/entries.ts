@@ -5,6 +5,7 @@
  */
 import type { Tier } from '../config/types.js';
 import { credentialKeyPrefix } from './keys.js';
+import type { SpendOutcome } from './types.js';
 
 /** Where a credential's entry `id` is remembered. */
 export function entryKey(credential: string, id: string): string {
@@ -12,14 +13,7 @@ export function entryKey(credential: string, id: string): string {
 }
 
 /** What an entry's spend was: the same id with anything else different is a conflict. */
-export interface EntryRequest {
-  credential: string;
-  bucket: string;
-  method?: string;
-  tier: Tier;
-  cost: number;
-  tag: string;
-}
+export type EntryRequest = Pick<SpendOutcome, 'credential' | 'bucket' | 'method' | 'tier' | 'cost' | 'tag'>;
 
 /** The request as remembered (one JSON array, fields in a fixed order). */
 export function entryRequest(r: EntryRequest): string {

@@ -238,6 +238,16 @@ export class LedgerScripts {
       args[2 * n + 5 + 2 * i] = b.windowMs;
       budgetKeys[i] = b.key;
     }
+    return this.#evalSpend(args, req, budgetKeys, onError);
+  }
+
+  /** Run the spend script (loading it again when the server lost it) and read its decision. */
+  #evalSpend(
+    args: ScriptArg[],
+    req: BackendSpend,
+    budgetKeys: string[],
+    onError: (e: unknown, req: BackendSpend) => never,
+  ) {
     // Inline arrows, not named consts: tsx (which runs the bench) wraps a named closure in a
     // keepNames helper on every call.
     return this.#spend.evalsha(args).then(
@@ -257,14 +267,11 @@ export class LedgerScripts {
     for (const b of req.budgets) argv.push(b.limit, b.windowMs);
     argv.push(entry.request, entry.recallOnly ? '1' : '0');
     const args: ScriptArg[] = ['', keys.length, ...keys, ...argv];
-    const budgetKeys = req.budgets.map((b) => b.key);
-    return this.#spend.evalsha(args).then(
-      (reply) => this.#decision(req, budgetKeys, reply),
-      (e: unknown) =>
-        this.#spend.retry(args, e).then(
-          (reply) => this.#decision(req, budgetKeys, reply),
-          (e2: unknown) => onError(e2, req),
-        ),
+    return this.#evalSpend(
+      args,
+      req,
+      req.budgets.map((b) => b.key),
+      onError,
     );
   }
 
