@@ -220,7 +220,7 @@ export class Scheduler {
       this.#logger.info(
         { reason, running },
         running.length
-          ? `stopping (${reason}): waiting for ${running.join(', ')} to finish the page in flight`
+          ? `stopping (${reason}): waiting for ${running.join(', ')} to end (the request in flight is abandoned, its page not written)`
           : `stopping (${reason})`,
       );
     this.#abort.abort();
