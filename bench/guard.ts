@@ -1,13 +1,14 @@
 /**
  * Guard section of `npm run bench`: what the guard adds to one HTTP call. The same request to the
- * simulator on loopback (in its own process, as the drill runs it), made in turns unguarded and
- * guarded in the same run, one at a time, on an SQLite ledger and on a private redis-server:
- * `fetch` vs `guardedFetch`, and undici's `request` through a plain Agent vs one composed with
- * `guardInterceptor`. The added cost is the difference of the medians (and the median of the
- * per-pair differences, which cancels drift between turns).
+ * simulator on loopback (in its own process, as the drill runs it), made unguarded and guarded in
+ * rotating turns of the same run, one at a time, on an SQLite ledger and on a private redis-server:
+ * `fetch` vs a bare spend then `fetch` vs `guardedFetch`, and undici's `request` through a plain
+ * Agent vs one composed with `guardInterceptor`; then the same fetch rows over an in-memory fetch,
+ * which leaves the wrapper's own code. The added cost is the difference of the medians (and the
+ * median of the per-round differences, which cancels drift between rounds).
  *
  * Environment (defaults in brackets):
- *   QG_BENCH_GUARD_N [2000]   measured pairs per scenario (after 200 warm-up pairs)
+ *   QG_BENCH_GUARD_N [2000]   measured rounds per scenario (after 200 warm-up rounds)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,32 +36,37 @@ function p99(xs: number[]): number {
   return s[Math.min(s.length - 1, Math.ceil(0.99 * s.length) - 1)] ?? Number.NaN;
 }
 
-/** `plain` and `guarded` in turns (which goes first alternates), N measured pairs. */
-async function pairs(plain: () => Promise<unknown>, guarded: () => Promise<unknown>) {
-  const a: number[] = [];
-  const b: number[] = [];
-  const d: number[] = [];
+/**
+ * `plain` and each guarded variant once per round, the order rotating from round to round so that
+ * none always runs first (a cold turn) or right after another; N measured rounds. Each variant's
+ * added cost is its median less the plain one's, and the median of its per-round differences from
+ * the plain call of the same round (which cancels drift between rounds).
+ */
+async function rounds(plain: () => Promise<unknown>, variants: Array<() => Promise<unknown>>) {
+  const calls = [plain, ...variants];
+  const times: number[][] = calls.map(() => []);
   for (let i = 0; i < WARM + N; i++) {
-    const order = i % 2 === 0 ? [plain, guarded] : [guarded, plain];
     const t: number[] = [];
-    for (const f of order) {
+    for (let k = 0; k < calls.length; k++) {
+      const j = (i + k) % calls.length;
       const s = performance.now();
-      await f();
-      t.push(performance.now() - s);
+      await calls[j]!();
+      t[j] = performance.now() - s;
     }
     if (i < WARM) continue;
-    const [tp, tg] = i % 2 === 0 ? [t[0]!, t[1]!] : [t[1]!, t[0]!];
-    a.push(tp);
-    b.push(tg);
-    d.push(tg - tp);
+    for (let j = 0; j < calls.length; j++) times[j]!.push(t[j]!);
   }
-  return {
-    plain: median(a),
-    guarded: median(b),
-    added: median(b) - median(a),
-    pairDiff: median(d),
-    p99: p99(b),
-  };
+  const base = times[0]!;
+  return variants.map((_, v) => {
+    const g = times[v + 1]!;
+    return {
+      plain: median(base),
+      guarded: median(g),
+      added: median(g) - median(base),
+      pairDiff: median(g.map((x, k) => x - base[k]!)),
+      p99: p99(g),
+    };
+  });
 }
 
 const ms = (x: number) => x.toFixed(3);
@@ -79,21 +85,20 @@ async function scenarios(store: string, ledger: Ledger, url: string): Promise<vo
   const args = { credential: 'default', method: 'videos.list', tag: 'bench:videos.list' };
   const target = `${url}/videoCategories?part=snippet&regionCode=US&key=${KEY}`;
 
-  const viaFetch = await pairs(
+  const [viaSpend, viaFetch] = await rounds(
     async () => (await fetch(target)).arrayBuffer(),
-    async () => {
-      const r = await guardedFetch(guard, args, target);
-      if (!r.ok) throw new Error(r.message);
-      return r.value.arrayBuffer();
-    },
-  );
-  // The floor of any spend-before-send: one ledger spend, then the same fetch, no outcome handling.
-  const viaSpend = await pairs(
-    async () => (await fetch(target)).arrayBuffer(),
-    async () => {
-      await guard.spend(args);
-      return (await fetch(target)).arrayBuffer();
-    },
+    [
+      // The floor of any spend-before-send: one ledger spend, then the same fetch, no outcome handling.
+      async () => {
+        await guard.spend(args);
+        return (await fetch(target)).arrayBuffer();
+      },
+      async () => {
+        const r = await guardedFetch(guard, args, target);
+        if (!r.ok) throw new Error(r.message);
+        return r.value.arrayBuffer();
+      },
+    ],
   );
   // The guard's own decision alone (the ledger's round trip included), for the breakdown.
   const spendOnly: number[] = [];
@@ -102,18 +107,30 @@ async function scenarios(store: string, ledger: Ledger, url: string): Promise<vo
     await guard.spend(args);
     if (i >= WARM) spendOnly.push(performance.now() - t);
   }
+  // The wrapper's own code, without the network: the same two calls with a fetch that answers at
+  // once from memory. What is left between them is guard.call, the retry wrapper and the checks.
+  const answer = async () => new Response('{}', { status: 200 });
+  const [codeSpend, codeFetch] = await rounds(answer, [
+    async () => {
+      await guard.spend(args);
+      return answer();
+    },
+    async () => guardedFetch(guard, args, target, undefined, { fetch: answer }),
+  ]);
   const agent = new Agent();
   const composed = new Agent().compose(guardInterceptor(guard, { spend: () => args }));
-  const viaUndici = await pairs(
+  const [viaUndici] = await rounds(
     async () => (await request(target, { dispatcher: agent })).body.arrayBuffer(),
-    async () => (await request(target, { dispatcher: composed })).body.arrayBuffer(),
+    [async () => (await request(target, { dispatcher: composed })).body.arrayBuffer()],
   );
   await agent.close();
   await composed.close();
   for (const [name, r] of [
-    ['fetch vs guard.spend, then fetch', viaSpend],
-    ['fetch vs guardedFetch', viaFetch],
-    ['undici request vs guardInterceptor', viaUndici],
+    ['fetch vs guard.spend, then fetch', viaSpend!],
+    ['fetch vs guardedFetch', viaFetch!],
+    ['undici request vs guardInterceptor', viaUndici!],
+    ['in-memory fetch vs guard.spend, then it', codeSpend!],
+    ['in-memory fetch vs guardedFetch over it', codeFetch!],
   ] as const) {
     console.log(
       `| ${store} | ${name} | ${ms(r.plain)} | ${ms(r.guarded)} | ${ms(r.added)} | ${ms(r.pairDiff)} | ${ms(r.p99)} |`,
@@ -127,9 +144,11 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'qg-bench-guard-'));
   const redis = await startRedisServer();
   try {
-    console.log(`${N} pairs per row after ${WARM} warm-up pairs, one request at a time; ms\n`);
     console.log(
-      '| ledger | calls | unguarded p50 | guarded p50 | added (p50 − p50) | added (median of pairs) | guarded p99 |',
+      `${N} rounds per row after ${WARM} warm-up rounds, one request at a time, the order rotating; ms\n`,
+    );
+    console.log(
+      '| ledger | calls | unguarded p50 | guarded p50 | added (p50 − p50) | added (median of rounds) | guarded p99 |',
     );
     console.log('|---|---|---|---|---|---|---|');
     const sqlite = await openLedger(`sqlite:${join(dir, 'ledger.db')}`);
