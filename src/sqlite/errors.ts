@@ -126,6 +126,10 @@ function addonFailure(e: unknown): string | undefined {
   if (e.message.startsWith('Could not locate the bindings file')) {
     return `better-sqlite3's native addon is missing (its install script did not run): ${fix}`;
   }
+  // better-sqlite3 13 ships prebuilt addons and builds none at install: one for this platform is missing.
+  if (codeOf(e) === 'MODULE_NOT_FOUND' && e.message.includes('better_sqlite3.node')) {
+    return `better-sqlite3's native addon is missing (none prebuilt for ${process.platform}-${process.arch}, none built): ${fix}`;
+  }
   return undefined;
 }
 

@@ -28,6 +28,7 @@ import {
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { assertDriverFits } from './driver.js';
 import { type StoreLabel, storeFailure } from './errors.js';
 import { describeDatabase, describeFileBytes, SQLITE_HEADER, type StoreFormat } from './formats.js';
 
@@ -221,6 +222,7 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
   const timeout = opts.busyTimeoutMs ?? 5000;
   let db: Database.Database | undefined;
   try {
+    assertDriverFits();
     const exists = !memory && checkFile(file, format, label, create, writes);
     // A command that only reads, on a file it cannot write: read it without writing anything.
     if (exists && !create && !writes && cannotWrite(file)) {

@@ -13,6 +13,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -218,6 +219,16 @@ describe('the CLI installed from the tarball', () => {
     expect(list.filter((f) => /^package\/(src|test|bench|jobs|node_modules)\//.test(f))).toEqual([]);
   });
 
+  it('installs the better-sqlite3 this Node can run: 12 on Node 20, 13 on 22 and later (by its engines)', () => {
+    const { version: driver } = JSON.parse(
+      readFileSync(join(pkg.dir, 'node_modules/better-sqlite3/package.json'), 'utf8'),
+    ) as { version: string };
+    const node = Number(process.versions.node.split('.')[0]);
+    expect(Number(driver.split('.')[0]), `better-sqlite3 ${driver} on Node ${process.version}`).toBe(
+      node >= 22 ? 13 : 12,
+    );
+  });
+
   it('is on PATH and prints the package version', () => {
     const r = cli(['--version'], pkg.work);
     expect(r.stderr).toBe('');
@@ -273,7 +284,9 @@ describe('the CLI installed from the tarball', () => {
 
 describe('an install whose native addon did not build', () => {
   it('says so in one line and exits 69, with no stack trace', () => {
-    const build = join(pkg.dir, 'node_modules/better-sqlite3/build');
+    // better-sqlite3 12 builds its addon into build/ at install; 13 ships them in prebuilds/.
+    const driver = join(pkg.dir, 'node_modules/better-sqlite3');
+    const build = join(driver, existsSync(join(driver, 'build')) ? 'build' : 'prebuilds');
     renameSync(build, `${build}.hidden`);
     try {
       const data = mkdtempSync(join(pkg.work, 'noaddon-'));
@@ -285,7 +298,7 @@ describe('an install whose native addon did not build', () => {
       });
       expect(r.status).toBe(69);
       expect(r.stderr).toMatch(
-        /native addon is missing \(its install script did not run\): install quota-guard again/,
+        /native addon is missing \((its install script did not run|none prebuilt for [\w-]+, none built)\): install quota-guard again/,
       );
       expect(r.stderr).not.toMatch(/^\s+at /m);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
