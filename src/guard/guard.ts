@@ -18,7 +18,6 @@ import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
 import { DEFAULT_RETRY_POLICY, upstreamWaitMs, withRetries } from '../outcome/retry.js';
-import { bucketOfUpstreamQuota } from '../profiles/profile.js';
 import { fromDecision, paceBackfill } from './decide.js';
 import { entryKey, entryRequest, parseEntryRequest } from './entries.js';
 import { explainLedgerError } from './explain.js';
