@@ -2,7 +2,8 @@
  * `POST /v1/runs` through a real `serve --decisions` over a real Redis and over an SQLite ledger:
  * a run recorded once under its id however often it is sent, a conflicting body, a token for
  * another credential and malformed bodies refused with nothing recorded, and `quota-guard history`
- * showing each run under the token's name. Every answer is checked against docs/openapi.yaml.
+ * and the status page showing each run under the token's name. Every answer is checked against
+ * docs/openapi.yaml.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
@@ -135,6 +136,9 @@ describe.each(STORES)('POST /v1/runs over $name', ({ store }) => {
     const text = await cli('history', '--credential', cred, '--config', config);
     expect(text.stdout).toMatch(/^started\s+credential\s+job\s+client\s+outcome\s/);
     expect(text.stdout).toMatch(/ingest:comments\s+php-cron\s+stopped/);
+    // The status page's last runs say who recorded it.
+    const page = await (await fetch(`${served.url}/`)).text();
+    expect(page).toContain('<td>ingest:comments <span class="muted">by php-cron</span></td>');
   });
 
   it('is a 409 for the same id with another body, a 403 for a token of another credential, and records nothing', async () => {
