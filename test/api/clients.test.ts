@@ -14,7 +14,7 @@ import { openLedger } from '../../src/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { ANY_KEY_PROJECT, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli } from '../cli/helpers.js';
-import { type Served, startServe, tokensFile, writeConfig } from './helpers.js';
+import { type HistoryRun, historyRuns, type Served, startServe, tokensFile, writeConfig } from './helpers.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
@@ -96,22 +96,9 @@ function php(args: string[], token: string, extra?: Record<string, string>): Pro
   return ran(run('php', args, { cwd: PHP, env: env(token, extra) }));
 }
 
-interface HistoryRun {
-  job: string;
-  client?: string;
-  outcome: string;
-  pages: number;
-  units: number;
-  videos: number;
-  reason: string | null;
-  startedAt: number;
-}
-
 /** The runs `quota-guard history --json` lists that started at or after `since`, newest first. */
 async function historySince(since: number): Promise<HistoryRun[]> {
-  const r = await cli('history', '--json', '--config', configPath);
-  expect(r.code, r.stderr).toBe(0);
-  return (JSON.parse(r.stdout) as { runs: HistoryRun[] }).runs.filter((x) => x.startedAt >= since);
+  return (await historyRuns(configPath)).filter((x) => x.startedAt >= since);
 }
 
 const events = (stdout: string) =>

@@ -9,22 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { cli } from '../cli/helpers.js';
 import { tmpPath } from '../job-library/helpers.js';
-import { ApiClient, type Served, startServe, tokensFile, writeConfig } from './helpers.js';
+import { ApiClient, historyRuns, type Served, startServe, tokensFile, writeConfig } from './helpers.js';
 
 const STORES = [
   { name: 'Redis', store: () => inject('redisUrl') },
   { name: 'SQLite', store: () => `sqlite:${tmpPath('runs-ledger.db')}` },
 ];
-
-interface HistoryRun {
-  job: string;
-  client?: string;
-  outcome: string;
-  units: number;
-  videos: number;
-  reason: string | null;
-  used: Record<string, number>;
-}
 
 describe.each(STORES)('POST /v1/runs over $name', ({ store }) => {
   const cred = `runs${randomBytes(4).toString('hex')}`;
@@ -41,11 +31,7 @@ describe.each(STORES)('POST /v1/runs over $name', ({ store }) => {
   }
 
   /** The runs `quota-guard history --json` lists for the credential, newest first. */
-  async function history(): Promise<HistoryRun[]> {
-    const r = await cli('history', '--json', '--credential', cred, '--config', config);
-    expect(r.code, r.stderr).toBe(0);
-    return (JSON.parse(r.stdout) as { runs: HistoryRun[] }).runs;
-  }
+  const history = () => historyRuns(config, '--credential', cred);
 
   const minutesAgo = (m: number) => Date.now() - m * 60_000;
 
