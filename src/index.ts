@@ -66,7 +66,15 @@ export type {
 } from './guard/types.js';
 // The run history
 export { openRunHistory } from './history/history.js';
-export type { HistoryQuery, JobOutcome, RunHistory, RunSummary, RunTotal } from './history/types.js';
+export type {
+  HistoryQuery,
+  JobOutcome,
+  RecordedRun,
+  RunHistory,
+  RunOnce,
+  RunSummary,
+  RunTotal,
+} from './history/types.js';
 // Any HTTP call through the guard
 export {
   type Answer,

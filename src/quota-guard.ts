@@ -21,7 +21,7 @@ import type {
   Stop,
 } from './guard/types.js';
 import { lazyRunHistory } from './history/lazy.js';
-import type { RunHistory } from './history/types.js';
+import { checkJobName, type RunHistory } from './history/types.js';
 import type { FetchInput, GuardedFetchOptions } from './http/fetch.js';
 import { openLedger } from './ledger/open.js';
 import type { Ledger, OpenLedgerOptions } from './ledger/types.js';
@@ -195,11 +195,7 @@ async function runOwnJob<T>(
   fn: (run: RunHandle) => Promise<T>,
   options: RunOptions,
 ): Promise<RunOutcome<T>> {
-  if (typeof name !== 'string' || name.trim() === '') {
-    throw new QuotaGuardError('QG_INVALID_ARGUMENT', 'name: a run needs a name, e.g. ingest:comments', {
-      field: 'name',
-    });
-  }
+  checkJobName(name);
   const credential = ctx.config.credential(
     options.credential ?? ctx.config.credentials[0]?.id ?? 'default',
   ).id;

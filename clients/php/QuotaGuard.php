@@ -9,6 +9,12 @@
  *   ... call the upstream ...
  *   $qg->settle($d, 'sent');   // or 'never-sent' (refund), 'exhausted' (blocks the bucket)
  *
+ *   $qg->run('default', 'trending:US', function (QuotaGuard\Run $run) {   // in `quota-guard history`
+ *       $d = $run->spend(['method' => 'videos.list']);   // counted in the run; a denial stops it
+ *       ...
+ *       $run->pages++; $run->items += count($items);
+ *   });
+ *
  * One curl handle (one keep-alive connection) per object. Each spend carries an entry id
  * (generated unless given): a spend sent again after a lost answer is answered with its first
  * decision and charged once, so spend() retries safely. When quota-guard cannot be reached (or its
@@ -66,6 +72,85 @@ final class Decision
     }
 }
 
+/**
+ * One run of a job, counted as it goes and recorded in quota-guard's run history when
+ * Client::run's function returns: done; stopped (or unavailable) by the first denial of one of its
+ * spends, an exhausted quota settled, or end(); failed when the function throws (the exception is
+ * thrown on). Count $pages and $items yourself; $units counts what the run's spends charged.
+ */
+final class Run
+{
+    public int $pages = 0;
+    public int $items = 0;
+    public int $units = 0;
+    public ?string $outcome = null;
+    public ?string $reason = null;
+    public readonly string $id;
+    public readonly int $startedAt;
+    /** The answer once recorded; null when quota-guard could not be reached. */
+    public ?array $recorded = null;
+
+    public function __construct(private readonly Client $qg, public readonly string $credential, public readonly string $job)
+    {
+        $this->id = newId();
+        $this->startedAt = nowMs();
+    }
+
+    /** Client::spend on the run's credential, counted in the run. */
+    public function spend(array $spend): Decision
+    {
+        $d = $this->qg->spend($this->credential, $spend);
+        if ($d->recorded()) {
+            $this->units += (int) ($d->answer['cost'] ?? 0);
+        } elseif (!$d->allowed) {
+            $why = $d->reason . ($d->resumeAt !== null ? ", resume at {$d->resumeAt}" : '');
+            $this->end(in_array($d->reason, ['store-down', 'unreachable'], true) ? 'unavailable' : 'stopped', $why);
+        }
+        return $d;
+    }
+
+    /** Client::settle: a refund is taken off the run's units, an exhausted quota stops it. */
+    public function settle(Decision $d, string $outcome, string|int|null $until = null, ?string $reason = null): bool
+    {
+        $ok = $this->qg->settle($d, $outcome, $until, $reason);
+        if ($ok && $d->recorded() && $outcome === 'never-sent') {
+            $this->units -= (int) ($d->answer['cost'] ?? 0);
+        }
+        if ($outcome === 'exhausted') {
+            $this->end('stopped', $reason ?? 'exhausted');
+        }
+        return $ok;
+    }
+
+    /** How the run ended when not done ('stopped', 'unavailable', 'failed'…): the first kept. */
+    public function end(string $outcome, string $reason): void
+    {
+        if ($this->outcome === null) {
+            $this->outcome = $outcome;
+            $this->reason = $reason;
+        }
+    }
+}
+
+function nowMs(): int
+{
+    return (int) floor(microtime(true) * 1000);
+}
+
+function newId(): string
+{
+    return rtrim(strtr(base64_encode(random_bytes(12)), '+/', '-_'), '=');
+}
+
+/** A reason as the run history takes it: one line of at most 300 characters. */
+function oneLine(string $text): string
+{
+    // Byte by byte first (these bytes never occur inside a UTF-8 character), then the C1 controls.
+    $line = (string) preg_replace('/[\x00-\x20\x7f]+/', ' ', $text);
+    $line = trim(preg_replace('/[\x{80}-\x{9f}\s]+/u', ' ', $line) ?? $line);
+    return preg_match('/^(.{299}).{2,}$/us', $line, $m) === 1 ? $m[1] . '…' : $line;
+}
+
 final class Client
 {
     private ?\CurlHandle $curl = null;
@@ -85,7 +170,7 @@ final class Client
      */
     public function spend(string $credential, array $spend): Decision
     {
-        $entry = $spend['entry'] ?? rtrim(strtr(base64_encode(random_bytes(12)), '+/', '-_'), '=');
+        $entry = $spend['entry'] ?? newId();
         $body = ['credential' => $credential, 'tier' => $spend['tier'] ?? 'scheduled', 'entry' => $entry];
         foreach (['method', 'bucket', 'cost', 'tag'] as $k) {
             if (isset($spend[$k])) {
@@ -123,6 +208,60 @@ final class Client
         return $this->call('POST', '/v1/report', $body) !== null;
     }
 
+    /**
+     * Run $body(Run $run) as a run of $job (e.g. 'trending:US') spending $credential, and record it
+     * when $body returns (its value is returned) or throws (recorded as failed, then thrown on).
+     */
+    public function run(string $credential, string $job, callable $body): mixed
+    {
+        $run = new Run($this, $credential, $job);
+        try {
+            $value = $body($run);
+        } catch (\Throwable $e) {
+            $run->outcome = 'failed';
+            $run->reason = get_class($e) . ': ' . $e->getMessage();
+            try {
+                $run->recorded = $this->recordRunOf($run);
+            } catch (Error) {
+                // The job's own exception is the one to see.
+            }
+            throw $e;
+        }
+        $run->recorded = $this->recordRunOf($run);
+        return $value;
+    }
+
+    /**
+     * Record one finished run in the run history (`quota-guard history` shows it under the token's
+     * name). Times in epoch ms; $outcome one of done, stopped, aborted, unavailable, failed; $counts
+     * pages, units, items. Sent again after a lost answer with the same $id, it is recorded once.
+     * Returns the answer, or null when quota-guard could not be reached (the run is not recorded).
+     */
+    public function recordRun(string $credential, string $job, int $startedAt, int $finishedAt, string $outcome, array $counts = [], ?string $reason = null, ?string $id = null): ?array
+    {
+        $body = [
+            'credential' => $credential,
+            'id' => $id ?? newId(),
+            'job' => $job,
+            'startedAt' => $startedAt,
+            'finishedAt' => $finishedAt,
+            'outcome' => $outcome,
+            'pages' => (int) ($counts['pages'] ?? 0),
+            'units' => (int) ($counts['units'] ?? 0),
+            'items' => (int) ($counts['items'] ?? 0),
+        ];
+        if ($reason !== null) {
+            $body['reason'] = oneLine($reason);
+        }
+        return $this->call('POST', '/v1/runs', $body);
+    }
+
+    private function recordRunOf(Run $run): ?array
+    {
+        $counts = ['pages' => $run->pages, 'units' => max(0, $run->units), 'items' => $run->items];
+        return $this->recordRun($run->credential, $run->job, $run->startedAt, nowMs(), $run->outcome ?? 'done', $counts, $run->reason, $run->id);
+    }
+
     public function status(?string $credential = null): ?array
     {
         return $this->call('GET', '/v1/status' . ($credential !== null ? '?credential=' . rawurlencode($credential) : ''), null);
@@ -146,7 +285,7 @@ final class Client
             curl_setopt_array($this->curl, [
                 CURLOPT_URL => rtrim($this->url, '/') . $path,
                 CURLOPT_CUSTOMREQUEST => $method,
-                CURLOPT_POSTFIELDS => $body === null ? null : json_encode($body),
+                CURLOPT_POSTFIELDS => $body === null ? null : json_encode($body, JSON_INVALID_UTF8_SUBSTITUTE),
                 CURLOPT_HTTPGET => $method === 'GET',
                 CURLOPT_HTTPHEADER => $headers,
                 CURLOPT_RETURNTRANSFER => true,

@@ -9,6 +9,11 @@ quota-guard decision API client: one file, Python's standard library only.
     ... call the upstream ...
     qg.settle(d, "sent")          # or "never-sent" (refund), "exhausted" (blocks the bucket)
 
+    with qg.run("default", "trending:US") as run:   # recorded in `quota-guard history`
+        d = run.spend(method="videos.list")       # counted in the run; a denial stops it
+        ...
+        run.pages += 1; run.items += len(items)
+
 One keep-alive connection per object. Each spend carries an entry id (generated unless given): a
 spend sent again after a lost answer is answered with its first decision and charged once, so
 spend() retries safely. When quota-guard cannot be reached (or its store is down) the call site's
@@ -25,7 +30,9 @@ import secrets
 import time
 import urllib.parse
 
-__all__ = ["QuotaGuard", "Decision", "QuotaGuardError"]
+__all__ = ["QuotaGuard", "Decision", "QuotaGuardError", "Run"]
+
+MAX_REASON = 300
 
 
 class QuotaGuardError(Exception):
@@ -68,6 +75,84 @@ class Decision:
 
 class _Unreachable(Exception):
     pass
+
+
+def _now_ms():
+    return int(time.time() * 1000)
+
+
+def _one_line(text):
+    """A reason as the run history takes it: one line of at most MAX_REASON characters."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in str(text)).split())
+    return line if len(line) <= MAX_REASON else line[: MAX_REASON - 1] + "\u2026"
+
+
+class Run:
+    """One run of a job, counted as it goes and recorded in quota-guard's run history when the
+    `with` block ends: done; stopped (or unavailable) by the first denial of one of its spends, an
+    exhausted quota settled, or `end()`; failed when an exception leaves the block (it is raised
+    on); aborted on Ctrl-C. `recorded` is the answer then, None when quota-guard could not be
+    reached. Count `pages` and `items` yourself; `units` counts what the run's spends charged."""
+
+    def __init__(self, qg, credential, job):
+        self._qg = qg
+        self.credential = credential
+        self.job = job
+        self.id = secrets.token_urlsafe(12)
+        self.started_at = _now_ms()
+        self.pages = 0
+        self.items = 0
+        self.units = 0
+        self.outcome = None
+        self.reason = None
+        self.recorded = None
+
+    def spend(self, method=None, bucket=None, cost=None, tier="scheduled", tag=None, entry=None,
+              fail_mode=None):
+        """`QuotaGuard.spend` on the run's credential, counted in the run."""
+        d = self._qg.spend(self.credential, method=method, bucket=bucket, cost=cost, tier=tier,
+                           tag=tag, entry=entry, fail_mode=fail_mode)
+        if d.recorded:
+            self.units += d.answer.get("cost", 0)
+        elif not d.allowed:
+            why = d.reason + (f", resume at {d.resume_at}" if d.resume_at else "")
+            self.end("unavailable" if d.reason in ("store-down", "unreachable") else "stopped", why)
+        return d
+
+    def settle(self, decision, outcome, until=None, reason=None):
+        """`QuotaGuard.settle`: a refund is taken off the run's units, an exhausted quota stops it."""
+        ok = self._qg.settle(decision, outcome, until=until, reason=reason)
+        if ok and decision.recorded and outcome == "never-sent":
+            self.units -= decision.answer.get("cost", 0)
+        if outcome == "exhausted":
+            self.end("stopped", reason or "exhausted")
+        return ok
+
+    def end(self, outcome, reason):
+        """How the run ended when not done ("stopped", "unavailable", "failed"…): the first kept."""
+        if self.outcome is None:
+            self.outcome, self.reason = outcome, reason
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if isinstance(exc, KeyboardInterrupt):
+            self.outcome, self.reason = "aborted", "interrupted"
+        elif isinstance(exc, SystemExit):
+            if exc.code not in (None, 0):
+                self.end("failed", f"exited with status {exc.code}")
+        elif exc is not None:
+            self.outcome, self.reason = "failed", f"{exc_type.__name__}: {exc}"
+        try:
+            self.recorded = self._qg.record_run(
+                self.credential, self.job, self.started_at, _now_ms(), self.outcome or "done",
+                pages=self.pages, units=max(0, self.units), items=self.items, reason=self.reason,
+                run_id=self.id)
+        except QuotaGuardError:
+            if exc is None:
+                raise
+        return False
 
 
 class QuotaGuard:
@@ -117,6 +202,27 @@ class QuotaGuard:
             return True
         except _Unreachable:
             return False
+
+    def run(self, credential, job):
+        """A run of `job` (e.g. "trending:US") spending `credential`, recorded when it ends:
+        `with qg.run("default", "trending:US") as run: ...` (see Run)."""
+        return Run(self, credential, job)
+
+    def record_run(self, credential, job, started_at, finished_at, outcome, pages=0, units=0,
+                   items=0, reason=None, run_id=None):
+        """Record one finished run in the run history (`quota-guard history` shows it under the
+        token's name). Times in epoch ms; outcome one of done, stopped, aborted, unavailable,
+        failed. Sent again after a lost answer with the same run id, it is recorded once. Returns
+        the answer, or None when quota-guard could not be reached (the run is not recorded)."""
+        body = {"credential": credential, "id": run_id or secrets.token_urlsafe(12), "job": job,
+                "startedAt": int(started_at), "finishedAt": int(finished_at), "outcome": outcome,
+                "pages": pages, "units": units, "items": items}
+        if reason is not None:
+            body["reason"] = _one_line(reason)
+        try:
+            return self._call("POST", "/v1/runs", body)
+        except _Unreachable:
+            return None
 
     def status(self, credential=None):
         q = "?" + urllib.parse.urlencode({"credential": credential}) if credential else ""

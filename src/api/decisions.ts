@@ -7,6 +7,8 @@
  * - `POST /v1/spend`: one guard decision. A denial is a 200 answer (with Retry-After and the
  *   resume time), as is a store that is down (`reason: store-down`: the caller's fail mode decides).
  * - `POST /v1/report`: what became of an entry's call (sent, never sent, exhausted), idempotent.
+ * - `POST /v1/runs`: one finished run of the caller's job, recorded in the run history under the
+ *   token's name, once per run id (remembered in the store like an entry id).
  * - `GET /v1/status`: the credentials' buckets, as `quota-guard status --json` shows them.
  *
  * Every failure is a JSON `{ error: { code, message, field? } }` with a 4xx (or 503 when the store
@@ -18,17 +20,28 @@ import { isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import { quotaStatus } from '../guard/status.js';
 import type { SpendArgs, SpendOutcome } from '../guard/types.js';
+import { type RunHistory, type RunSummary, regionOfJob } from '../history/types.js';
 import type { Logger } from '../logger.js';
-import { type ReportBody, reportBody, type SpendBody, spendBody } from './requests.js';
+import { usedAfter } from '../runs/summary.js';
+import { type ReportBody, type RunBody, reportBody, runBody, type SpendBody, spendBody } from './requests.js';
 import { type ApiClient, LOCAL_CLIENT, type TokenFile } from './tokens.js';
 
 /** Largest request body accepted (bytes); a spend is about 150. */
 export const MAX_BODY_BYTES = 8 * 1024;
 
-export type ApiRoute = 'spend' | 'report' | 'status' | 'other';
+export type ApiRoute = 'spend' | 'report' | 'runs' | 'status' | 'other';
+
+const ROUTES = new Map<string, ApiRoute>([
+  ['/v1/spend', 'spend'],
+  ['/v1/report', 'report'],
+  ['/v1/runs', 'runs'],
+  ['/v1/status', 'status'],
+]);
 
 export interface DecisionApiOptions {
   guard: Guard;
+  /** Where `POST /v1/runs` records runs: the run history in the guard's ledger store. */
+  history: RunHistory;
   /** The bearer tokens; absent: no auth, which `serve` allows on loopback only. */
   tokens?: TokenFile;
   logger?: Logger;
@@ -129,6 +142,26 @@ export function spendAnswer(o: SpendOutcome, entry: string): Record<string, unkn
       ? { blockedUntil: iso(o.blockedUntil), blockedUntilMs: o.blockedUntil }
       : {}),
     at: o.at,
+  };
+}
+
+/** A recorded run's answer: the run as the history holds it, `items` for its `videos`. */
+export function runAnswer(r: RunSummary, id: string, replayed: boolean): Record<string, unknown> {
+  return {
+    id,
+    replayed,
+    credential: r.credential,
+    job: r.job,
+    ...(r.client !== undefined ? { client: r.client } : {}),
+    ...(r.region !== null ? { region: r.region } : {}),
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    outcome: r.outcome,
+    pages: r.pages,
+    units: r.units,
+    items: r.videos,
+    ...(r.reason !== null ? { reason: r.reason } : {}),
+    used: r.used,
   };
 }
 
@@ -251,6 +284,47 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
     };
   }
 
+  async function recordRun(
+    body: RunBody,
+    client: ApiClient,
+    nowMs: number,
+  ): Promise<Record<string, unknown>> {
+    if (!mayUse(client, body.credential)) {
+      throw forbidden(`token '${client.name}' may not record runs of credential '${body.credential}'`);
+    }
+    const credential = guard.config.credential(body.credential).id;
+    const run: RunSummary = {
+      credential,
+      job: body.job,
+      region: regionOfJob(body.job),
+      startedAt: body.startedAt,
+      finishedAt: body.finishedAt,
+      outcome: body.outcome,
+      pages: body.pages,
+      units: body.units,
+      videos: body.items,
+      reason: body.reason ?? null,
+      // As the CLI's runs: what the buckets hold after the run (a clock ahead of ours reads now).
+      used: await usedAfter(guard.config, guard.ledger, credential, Math.min(body.finishedAt, nowMs)),
+      client: client.name,
+    };
+    // The run as the client words it, the token included: the same id with any other is a conflict.
+    const request = JSON.stringify([
+      client.name,
+      credential,
+      body.job,
+      body.startedAt,
+      body.finishedAt,
+      body.outcome,
+      body.pages,
+      body.units,
+      body.items,
+      body.reason ?? null,
+    ]);
+    const r = await o.history.record(run, { id: body.id, request });
+    return runAnswer(r.run, body.id, r.replayed);
+  }
+
   async function status(req: IncomingMessage, client: ApiClient): Promise<unknown> {
     const credential = new URL(req.url ?? '/', 'http://x').searchParams.get('credential') ?? undefined;
     if (credential !== undefined && !mayUse(client, credential)) {
@@ -288,19 +362,12 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
   return (req, res) => {
     const url = req.url ?? '/';
     if (!url.startsWith('/v1/')) return false;
-    const path = url.split('?', 1)[0];
-    const route: ApiRoute =
-      path === '/v1/spend'
-        ? 'spend'
-        : path === '/v1/report'
-          ? 'report'
-          : path === '/v1/status'
-            ? 'status'
-            : 'other';
+    const path = url.split('?', 1)[0] ?? url;
+    const route: ApiRoute = ROUTES.get(path) ?? 'other';
     let client = '-';
     const run = async (): Promise<void> => {
       if (route === 'other')
-        throw new HttpFailure(404, 'not_found', 'no such route: see /v1/spend, /v1/report, /v1/status');
+        throw new HttpFailure(404, 'not_found', `no such route: see ${[...ROUTES.keys()].join(', ')}`);
       const wantMethod = route === 'status' ? 'GET' : 'POST';
       if (req.method !== wantMethod) {
         throw new HttpFailure(405, 'method_not_allowed', `${path} takes ${wantMethod}`);
@@ -327,6 +394,13 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
             ? { 'retry-after': String(Math.ceil(outcome.retryAfterMs / 1000)) }
             : undefined,
         );
+        return;
+      }
+      if (route === 'runs') {
+        const now = Date.now();
+        const answer = await recordRun(runBody(raw, now), c, now);
+        count(route, answer['replayed'] ? 'replayed' : 'recorded', client);
+        send(res, 200, answer);
         return;
       }
       const answer = await report(reportBody(raw), c);

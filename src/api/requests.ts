@@ -6,11 +6,14 @@
 import { TIERS, type Tier } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { CallOutcome } from '../guard/report.js';
+import { checkJobName, JOB_OUTCOMES, type JobOutcome, MAX_RUN_AGE_MS } from '../history/types.js';
 
 export const ENTRY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 const NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 export const MAX_CLIENT_TAG = 150;
 export const MAX_REASON = 300;
+/** How far ahead of this host's clock a run's finish may be (the client's clock may be a little ahead). */
+export const RUN_CLOCK_SKEW_MS = 60_000;
 
 export interface SpendBody {
   credential: string;
@@ -31,6 +34,20 @@ export interface ReportBody {
   reason?: string;
 }
 
+export interface RunBody {
+  credential: string;
+  /** The run id the client chose: the same id is the same run. */
+  id: string;
+  job: string;
+  startedAt: number;
+  finishedAt: number;
+  outcome: JobOutcome;
+  pages: number;
+  units: number;
+  items: number;
+  reason?: string;
+}
+
 function object(body: unknown, allowed: readonly string[]): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidArgumentError('body', 'must be a JSON object');
@@ -46,6 +63,16 @@ function text(o: Record<string, unknown>, field: string, pattern: RegExp, what: 
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || !pattern.test(v)) throw new InvalidArgumentError(field, `must be ${what}`);
   return v;
+}
+
+/** One line of at most MAX_REASON characters, or undefined. */
+function reasonOf(o: Record<string, unknown>): string | undefined {
+  const reason = o['reason'];
+  if (reason === undefined) return undefined;
+  if (typeof reason !== 'string' || [...reason].length > MAX_REASON || /[\p{Cc}]/u.test(reason)) {
+    throw new InvalidArgumentError('reason', `must be one line of at most ${MAX_REASON} characters`);
+  }
+  return reason;
 }
 
 function required<T>(v: T | undefined, field: string): T {
@@ -120,5 +147,79 @@ export function reportBody(body: unknown): ReportBody {
     outcome: outcome as ReportBody['outcome'],
     ...(until !== undefined ? { until } : {}),
     ...(reason !== undefined ? { reason: reason as string } : {}),
+  };
+}
+
+const RUN_FIELDS = [
+  'credential',
+  'id',
+  'job',
+  'startedAt',
+  'finishedAt',
+  'outcome',
+  'pages',
+  'units',
+  'items',
+  'reason',
+] as const;
+
+/** A count: an integer >= 0, 0 when absent. */
+function count(o: Record<string, unknown>, field: string): number {
+  const v = o[field] ?? 0;
+  if (!Number.isSafeInteger(v) || (v as number) < 0) {
+    throw new InvalidArgumentError(field, 'must be an integer >= 0');
+  }
+  return v as number;
+}
+
+function epochMs(o: Record<string, unknown>, field: string): number {
+  const v = required(o[field], field);
+  if (!Number.isSafeInteger(v) || (v as number) <= 0) {
+    throw new InvalidArgumentError(field, 'must be epoch milliseconds');
+  }
+  return v as number;
+}
+
+/**
+ * A finished run to record (`POST /v1/runs`), its times checked against `nowMs`: it finished no
+ * earlier than it started, not in the future (beyond RUN_CLOCK_SKEW_MS), and started within
+ * MAX_RUN_AGE_MS.
+ */
+export function runBody(body: unknown, nowMs: number): RunBody {
+  const o = object(body, RUN_FIELDS);
+  const credential = required(text(o, 'credential', NAME, 'a credential id'), 'credential');
+  const id = required(text(o, 'id', ENTRY_ID, '1 to 64 characters of A-Z a-z 0-9 _ . -'), 'id');
+  const job = checkJobName(required(o['job'], 'job'), 'job');
+  const outcome = o['outcome'];
+  if (!(JOB_OUTCOMES as readonly unknown[]).includes(outcome)) {
+    throw new InvalidArgumentError('outcome', `must be one of ${JOB_OUTCOMES.join(', ')}`);
+  }
+  const startedAt = epochMs(o, 'startedAt');
+  const finishedAt = epochMs(o, 'finishedAt');
+  if (finishedAt < startedAt) throw new InvalidArgumentError('finishedAt', 'is before startedAt');
+  if (finishedAt > nowMs + RUN_CLOCK_SKEW_MS) {
+    throw new InvalidArgumentError(
+      'finishedAt',
+      'is in the future (check the clock of the host that ran it)',
+    );
+  }
+  if (startedAt < nowMs - MAX_RUN_AGE_MS) {
+    throw new InvalidArgumentError(
+      'startedAt',
+      `is more than ${MAX_RUN_AGE_MS / 86_400_000} days ago: record a run when it ends`,
+    );
+  }
+  const reason = reasonOf(o);
+  return {
+    credential,
+    id,
+    job,
+    startedAt,
+    finishedAt,
+    outcome: outcome as JobOutcome,
+    pages: count(o, 'pages'),
+    units: count(o, 'units'),
+    items: count(o, 'items'),
+    ...(reason !== undefined ? { reason } : {}),
   };
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
+import type { RunHistory } from '../history/types.js';
 import { isLoopback } from '../http-address.js';
 import type { Logger } from '../logger.js';
 import { createDecisionApi, type DecisionApi, type DecisionApiOptions } from './decisions.js';
@@ -12,6 +13,8 @@ import { TokenFile } from './tokens.js';
 
 export interface DecisionApiSetup {
   guard: Guard;
+  /** Where `POST /v1/runs` records runs. */
+  history: RunHistory;
   /** The host the server listens on. */
   host: string;
   /** The tokens file (`--tokens`); required beyond loopback. */
@@ -33,6 +36,7 @@ export function decisionApiFor(s: DecisionApiSetup): DecisionApi {
   const tokens = s.tokensFile !== undefined ? new TokenFile(s.tokensFile, s.logger) : undefined;
   return createDecisionApi({
     guard: s.guard,
+    history: s.history,
     ...(tokens ? { tokens } : {}),
     ...(s.logger ? { logger: s.logger } : {}),
     ...(s.onRequest ? { onRequest: s.onRequest } : {}),

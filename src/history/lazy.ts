@@ -14,7 +14,7 @@ export function lazyRunHistory(store: StoreConfig): RunHistory {
     return opened;
   };
   return {
-    record: async (run) => (await get()).record(run),
+    record: async (run, once) => (await get()).record(run, once),
     list: async (query) => (await get()).list(query),
     lastSuccess: async (credentials) => (await get()).lastSuccess(credentials),
     totals: async (credentials) => (await get()).totals(credentials),

@@ -1,13 +1,18 @@
 /**
  * The run history on Redis: one capped stream of run summaries per credential (XADD … MAXLEN ~, so
  * trimming costs nothing per run) and a hash of each region's last success, both under the
- * credential's hash tag, so they live in its Cluster slot and one MULTI writes both.
+ * credential's hash tag, so they live in its Cluster slot and one script call (lua/record-run.lua)
+ * writes them all.
  *
  *   qg:{default}:runs           the stream (entry id: the server's time when the run was recorded)
  *   qg:{default}:runs:success   region → epoch ms of its last run that was done
  *   qg:{default}:runs:totals    `<job>|<outcome>|runs` and `…|units`: every run ever recorded, counted
+ *   qg:{default}:runs:id:<id>   a run id a client chose (RunOnce): `<the run>|<request>`, as a
+ *                               spend's entry is remembered, for RUN_ID_MEMORY_MS
  */
 import { credentialKeyPrefix } from '../guard/keys.js';
+import { LedgerCode } from '../ledger/codes.js';
+import { type LedgerScripts, registerScripts } from '../ledger/scripts.js';
 import {
   openRedisConnection,
   type RedisConnection,
@@ -21,9 +26,16 @@ import {
   jobKind,
   MAX_RUNS_PER_CREDENTIAL,
   newestFirst,
+  parseRememberedRun,
+  type RecordedRun,
+  RUN_ID_MEMORY_MS,
   type RunHistory,
+  type RunOnce,
   type RunSummary,
   type RunTotal,
+  runIdConflict,
+  runIdKey,
+  unreadableRunKey,
 } from './types.js';
 
 /** A credential's history keys expire this long after its last recorded run (every key in the store expires). */
@@ -60,6 +72,7 @@ function toFields(r: RunSummary): string[] {
     r.reason ?? '',
     'used',
     JSON.stringify(r.used),
+    ...(r.client !== undefined ? ['client', r.client] : []),
   ];
 }
 
@@ -84,6 +97,7 @@ function fromFields(credential: string, fields: string[]): RunSummary {
     videos: Number(f['videos'] ?? 0),
     reason: f['reason'] || null,
     used,
+    ...(f['client'] ? { client: f['client'] } : {}),
   };
 }
 
@@ -96,14 +110,22 @@ export async function openRedisHistory(
   return new RedisHistory(conn, o.keyPrefix ?? '', o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL);
 }
 
+/** JSON of a run without `|` (escaped as \u007c, which reads back the same): the id key's separator. */
+function rememberedRun(r: RunSummary): string {
+  return JSON.stringify(r).replaceAll('|', '\\u007c');
+}
+
 /** The run history on a connected Redis or Cluster: a stream, a success hash and a totals hash per credential. */
 class RedisHistory implements RunHistory {
   readonly #conn: RedisConnection;
+  readonly #scripts: LedgerScripts;
   readonly #prefix: string;
   readonly #maxRuns: number;
 
   constructor(conn: RedisConnection, prefix: string, maxRuns: number) {
     this.#conn = conn;
+    // The history's keys are prefixed here, not by the scripts.
+    this.#scripts = registerScripts(conn.client);
     this.#prefix = prefix;
     this.#maxRuns = maxRuns;
   }
@@ -127,21 +149,31 @@ class RedisHistory implements RunHistory {
     }
   }
 
-  async record(r: RunSummary): Promise<void> {
+  async record(r: RunSummary, once?: RunOnce): Promise<RecordedRun> {
     const key = this.#prefix + runsKey(r.credential);
-    await this.#conn.call('run history record', async () => {
-      const m = this.#conn.client
-        .multi()
-        .xadd(key, 'MAXLEN', '~', String(this.#maxRuns), '*', ...toFields(r));
-      if (r.outcome === 'done' && r.region !== null) m.hset(`${key}:success`, r.region, String(r.finishedAt));
-      const field = `${jobKind(r.job)}|${r.outcome}`;
-      m.hincrby(`${key}:totals`, `${field}|runs`, 1).hincrby(`${key}:totals`, `${field}|units`, r.units);
-      // Like every ledger key, these expire: a credential that runs nothing for HISTORY_TTL_MS loses them.
-      for (const k of [key, `${key}:success`, `${key}:totals`]) m.pexpire(k, HISTORY_TTL_MS);
-      const replies = await m.exec();
-      const failed = replies?.find(([e]) => e);
-      if (failed) throw failed[0];
-    });
+    const idKey = once && this.#prefix + runIdKey(r.credential, once.id);
+    const reply = await this.#conn.call('run history record', () =>
+      this.#scripts.recordRun(
+        [key, `${key}:success`, `${key}:totals`, ...(idKey !== undefined ? [idKey] : [])],
+        [
+          this.#maxRuns,
+          // Like every ledger key, these expire: a credential that runs nothing for HISTORY_TTL_MS loses them.
+          HISTORY_TTL_MS,
+          r.outcome === 'done' && r.region !== null ? r.region : '',
+          r.finishedAt,
+          `${jobKind(r.job)}|${r.outcome}`,
+          r.units,
+          once?.request ?? '',
+          RUN_ID_MEMORY_MS,
+          once ? rememberedRun(r) : '',
+          ...toFields(r),
+        ],
+      ),
+    );
+    if ('recorded' in reply) return { run: r, replayed: false };
+    if ('remembered' in reply) return { run: parseRememberedRun(reply.remembered, idKey!), replayed: true };
+    if (reply.code === LedgerCode.EntryConflict) throw runIdConflict(once!.id);
+    throw unreadableRunKey(idKey ?? key);
   }
 
   async list(q: HistoryQuery): Promise<RunSummary[]> {

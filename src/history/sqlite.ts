@@ -1,13 +1,14 @@
 /**
  * The run history in the SQLite ledger's file: a table of run summaries, capped per credential, and
  * the last success per region. Its own connection to the file (WAL: it never holds up a spend for
- * longer than one small insert).
+ * longer than one small insert). A run recorded once under a client's id (RunOnce) has its id
+ * remembered in the ledger's `qg_spend_entry`, as a spend's entry is, in the run's own transaction.
  */
 
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { isQuotaGuardError, QuotaGuardError } from '../errors.js';
-import { LEDGER_FORMAT } from '../ledger/sqlite.js';
+import { ENTRY_SQL, LEDGER_FORMAT, type RememberedEntry } from '../ledger/sqlite.js';
 import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
 import type { JobOutcome } from './types.js';
 import {
@@ -15,9 +16,15 @@ import {
   type HistoryQuery,
   jobKind,
   MAX_RUNS_PER_CREDENTIAL,
+  parseRememberedRun,
+  type RecordedRun,
+  RUN_ID_MEMORY_MS,
   type RunHistory,
+  type RunOnce,
   type RunSummary,
   type RunTotal,
+  runIdConflict,
+  runIdKey,
 } from './types.js';
 
 const SCHEMA = `
@@ -33,7 +40,8 @@ CREATE TABLE IF NOT EXISTS qg_run (
   units       INTEGER NOT NULL,
   videos      INTEGER NOT NULL,
   reason      TEXT,
-  used        TEXT NOT NULL
+  used        TEXT NOT NULL,
+  client      TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS qg_run_credential ON qg_run (credential, id);
 CREATE TABLE IF NOT EXISTS qg_run_total (
@@ -64,6 +72,8 @@ interface RunRow {
   videos: number;
   reason: string | null;
   used: string;
+  /** Absent in a file of schema version 3 read without migrating it (read-only). */
+  client?: string | null;
 }
 
 export interface SqliteHistoryOptions {
@@ -85,7 +95,7 @@ class SqliteHistory implements RunHistory {
   readonly #prefix: string;
   readonly #maxRuns: number;
   #db: Database.Database | undefined;
-  #record: ((r: RunSummary) => void) | undefined;
+  #record: ((r: RunSummary, once?: RunOnce) => RecordedRun) | undefined;
 
   constructor(o: SqliteHistoryOptions) {
     this.#o = o;
@@ -130,12 +140,12 @@ class SqliteHistory implements RunHistory {
     return db;
   }
 
-  #writer(d: Database.Database): (r: RunSummary) => void {
+  #writer(d: Database.Database): (r: RunSummary, once?: RunOnce) => RecordedRun {
     const prefix = this.#prefix;
     const maxRuns = this.#maxRuns;
     const insert = d.prepare(
-      `INSERT INTO qg_run (credential, job, region, started_at, finished_at, outcome, pages, units, videos, reason, used)
-       VALUES (@credential, @job, @region, @startedAt, @finishedAt, @outcome, @pages, @units, @videos, @reason, @used)`,
+      `INSERT INTO qg_run (credential, job, region, started_at, finished_at, outcome, pages, units, videos, reason, used, client)
+       VALUES (@credential, @job, @region, @startedAt, @finishedAt, @outcome, @pages, @units, @videos, @reason, @used, @client)`,
     );
     // Everything of the credential older than its newest maxRuns goes.
     const trim = d.prepare(
@@ -150,20 +160,33 @@ class SqliteHistory implements RunHistory {
       `INSERT INTO qg_run_total (credential, job, outcome, runs, units) VALUES (?, ?, ?, 1, ?)
        ON CONFLICT (credential, job, outcome) DO UPDATE SET runs = runs + 1, units = units + excluded.units`,
     );
-    const tx = d.transaction((r: RunSummary) => {
+    const getId = d.prepare<[string, number], RememberedEntry>(ENTRY_SQL.get);
+    const putId = d.prepare<[string, string, string, number]>(ENTRY_SQL.put);
+    const tx = d.transaction((r: RunSummary, once?: RunOnce): RecordedRun => {
+      if (once) {
+        const key = prefix + runIdKey(r.credential, once.id);
+        const now = Date.now();
+        const seen = getId.get(key, now);
+        if (seen) {
+          if (seen.request !== once.request) throw runIdConflict(once.id);
+          return { run: parseRememberedRun(seen.remembered, key), replayed: true };
+        }
+        putId.run(key, JSON.stringify(r), once.request, now + RUN_ID_MEMORY_MS);
+      }
       const credential = prefix + r.credential;
-      insert.run({ ...r, credential, used: JSON.stringify(r.used) });
+      insert.run({ ...r, credential, used: JSON.stringify(r.used), client: r.client ?? null });
       total.run(credential, jobKind(r.job), r.outcome, r.units);
       trim.run(credential, credential, maxRuns);
       if (r.outcome === 'done' && r.region !== null) success.run(credential, r.region, r.finishedAt);
+      return { run: r, replayed: false };
     });
-    return (r) => tx.immediate(r);
+    return (r, once) => tx.immediate(r, once);
   }
 
-  async record(r: RunSummary): Promise<void> {
+  async record(r: RunSummary, once?: RunOnce): Promise<RecordedRun> {
     try {
       this.#record ??= this.#writer(this.#open(true)!);
-      this.#record(r);
+      return this.#record(r, once);
     } catch (e) {
       throw this.#unavailable(e, 'record');
     }
@@ -203,6 +226,7 @@ class SqliteHistory implements RunHistory {
         videos: row.videos,
         reason: row.reason,
         used: JSON.parse(row.used) as Record<string, number>,
+        ...(typeof row.client === 'string' ? { client: row.client } : {}),
       }));
     } catch (e) {
       throw this.#unavailable(e, 'list');

@@ -2,6 +2,8 @@
  * The run history's public types: one small summary per finished job run, kept in the ledger's
  * store (so every host that spends a credential sees every host's runs), bounded in size.
  */
+import { InvalidArgumentError, QuotaGuardError } from '../errors.js';
+import { credentialKeyPrefix } from '../guard/keys.js';
 
 /**
  * How a job run ended (the run history records it; the job library returns it):
@@ -36,6 +38,89 @@ export interface RunSummary {
   reason: string | null;
   /** Units used in each of the credential's buckets right after the run, as the ledger counted them. */
   used: Record<string, number>;
+  /**
+   * The decision API's client that recorded the run (`POST /v1/runs`): its token's name. Absent
+   * for the runs of this package's own jobs and of `qg.run`.
+   */
+  client?: string;
+}
+
+/**
+ * A run recorded at most once (the decision API's `POST /v1/runs`), remembered like a spend's entry
+ * id: the same id with the same request is answered with the run as first recorded, with another
+ * request it is `QG_ENTRY_CONFLICT`.
+ */
+export interface RunOnce {
+  /** Chosen by the client: 1 to 64 characters of `A-Z a-z 0-9 _ . -`. */
+  id: string;
+  /** The request in the caller's words: the same id with another request is a conflict. */
+  request: string;
+}
+
+/** What `record` did: recorded the run now, or found its id recorded before (`replayed`). */
+export interface RecordedRun {
+  /** The run as it is recorded: the one given, or the one first recorded under its id. */
+  run: RunSummary;
+  replayed: boolean;
+}
+
+/** How long after it finished a run may still be recorded through the decision API. */
+export const MAX_RUN_AGE_MS = 7 * 86_400_000;
+
+/** How long a run's id is remembered: longer than a run may be recorded after it finished. */
+export const RUN_ID_MEMORY_MS = MAX_RUN_AGE_MS + 86_400_000;
+
+/** Where a credential's run id is remembered (beside the credential's history, in its hash slot). */
+export function runIdKey(credential: string, id: string): string {
+  return `${credentialKeyPrefix(credential)}:runs:id:${id}`;
+}
+
+/** The run id was recorded with another request. */
+export function runIdConflict(id: string): QuotaGuardError {
+  return new QuotaGuardError(
+    'QG_ENTRY_CONFLICT',
+    `run '${id}' was recorded with another request: a run id names one run`,
+    { field: 'id', details: { id } },
+  );
+}
+
+/** A run as remembered under its id, read back (a value that is not one is damage in the store). */
+export function parseRememberedRun(text: string, key: string): RunSummary {
+  try {
+    const v = JSON.parse(text) as RunSummary;
+    if (typeof v === 'object' && v !== null && typeof v.job === 'string' && typeof v.credential === 'string')
+      return v;
+  } catch {
+    // Reported below.
+  }
+  throw unreadableRunKey(key);
+}
+
+/** A run history key holding what the history did not write (damage, or another program's data). */
+export function unreadableRunKey(key: string): QuotaGuardError {
+  return new QuotaGuardError('QG_STORE_CORRUPT', `run history key '${key}' holds data it cannot read`, {
+    details: { key },
+  });
+}
+
+/** The longest job name the run history keeps. */
+export const MAX_JOB_NAME = 100;
+
+/**
+ * A job's name as the run history keeps it (`qg.run(name)`, the decision API's `job`): one line of
+ * at most MAX_JOB_NAME characters, not blank, without `|` (the history's own separator).
+ */
+export function checkJobName(name: unknown, field = 'name'): string {
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new InvalidArgumentError(field, 'a run needs a name, e.g. ingest:comments');
+  }
+  if ([...name].length > MAX_JOB_NAME || /[\p{Cc}|]/u.test(name)) {
+    throw new InvalidArgumentError(
+      field,
+      `a run's name is one line of at most ${MAX_JOB_NAME} characters, without '|'`,
+    );
+  }
+  return name;
 }
 
 export interface HistoryQuery {
@@ -50,8 +135,11 @@ export interface HistoryQuery {
 }
 
 export interface RunHistory {
-  /** Append one run (and, when it was done, the region's last success). */
-  record(run: RunSummary): Promise<void>;
+  /**
+   * Append one run (and, when it was done, the region's last success). With `once`, the run is
+   * recorded at most once under its id: see RunOnce.
+   */
+  record(run: RunSummary, once?: RunOnce): Promise<RecordedRun>;
   /** Runs newest first. */
   list(query: HistoryQuery): Promise<RunSummary[]>;
   /** Epoch ms of the last successful (done) run per region, over the given credentials. */

@@ -79,7 +79,7 @@ let cached: LoadedScript[] | undefined;
 
 type ScriptReply = number | string | Array<number | string | null>;
 type ScriptArg = string | number;
-type ScriptName = 'spend' | 'refund' | 'peek-2' | 'frees-2' | 'block-1' | 'unblock-1';
+type ScriptName = 'spend' | 'refund' | 'peek-2' | 'frees-2' | 'block-1' | 'unblock-1' | 'record-run';
 
 const UTF8 = { replyEncoding: 'utf8' } as const;
 
@@ -177,6 +177,7 @@ export class LedgerScripts {
   readonly #frees: ScriptCaller;
   readonly #block: ScriptCaller;
   readonly #unblock: ScriptCaller;
+  readonly #recordRun: ScriptCaller;
   readonly #prefix: string;
   readonly #keyCache = new Map<string, { log: string; meta: string }>();
 
@@ -194,6 +195,7 @@ export class LedgerScripts {
     this.#frees = caller('frees-2');
     this.#block = caller('block-1');
     this.#unblock = caller('unblock-1');
+    this.#recordRun = caller('record-run');
     this.#prefix = prefix;
     this.#client = client;
   }
@@ -367,5 +369,21 @@ export class LedgerScripts {
   async unblock(key: string): Promise<void> {
     const r = await this.#unblock.call([this.#internal(key).meta]);
     if (Array.isArray(r)) fail(r, key);
+  }
+
+  /**
+   * The run history's record (lua/record-run.lua), its keys as given (the history prefixes them):
+   * `recorded`, or the run remembered under the id (`KEYS[4]`) with this request, or the id's
+   * conflict (`LedgerCode.EntryConflict`) or damage (`LedgerCode.Corrupt`) as a negative code.
+   */
+  async recordRun(
+    keys: readonly string[],
+    argv: readonly ScriptArg[],
+  ): Promise<{ recorded: true } | { remembered: string } | { code: number }> {
+    const r = asArray(await this.#recordRun.call(keys, ...argv), 'record-run');
+    const code = Number(r[0]);
+    if (code === 1) return { recorded: true };
+    if (code === 2) return { remembered: String(r[1]) };
+    return { code };
   }
 }

@@ -83,6 +83,23 @@ CREATE TABLE IF NOT EXISTS qg_entry (
 CREATE INDEX IF NOT EXISTS qg_entry_id ON qg_entry (id);
 `;
 
+/** An entry as `qg_spend_entry` remembers it: its first answer and its request. */
+export interface RememberedEntry {
+  remembered: string;
+  request: string;
+}
+
+/**
+ * Reading and writing `qg_spend_entry` (key, now / key, remembered, request, expiry): the spends'
+ * entries here, and the run history's run ids (src/history/sqlite.ts) in the same table.
+ */
+export const ENTRY_SQL = {
+  get: 'SELECT remembered, request FROM qg_spend_entry WHERE key = ? AND expires_at > ?',
+  put: `INSERT INTO qg_spend_entry (key, remembered, request, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET remembered = excluded.remembered, request = excluded.request,
+         expires_at = excluded.expires_at`,
+} as const;
+
 /** Version 2: the clocks of the last decision, to detect steps of the wall clock (clock.ts). */
 const CLOCK_SCHEMA = `
 CREATE TABLE IF NOT EXISTS qg_clock (
@@ -107,10 +124,19 @@ CREATE TABLE IF NOT EXISTS qg_spend_entry (
 CREATE INDEX IF NOT EXISTS qg_spend_entry_expiry ON qg_spend_entry (expires_at);
 `;
 
+/**
+ * Version 4: the run history's `client` (the decision API's token that recorded a run), added to
+ * its table where the history has created it already (src/history/sqlite.ts creates it with the column).
+ */
+function runClientColumn(db: Database.Database): void {
+  const columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('qg_run')").pluck().all();
+  if (columns.length > 0 && !columns.includes('client')) db.exec('ALTER TABLE qg_run ADD COLUMN client TEXT');
+}
+
 /** The ledger's file format for the shared SQLite opener. */
 export const LEDGER_FORMAT: StoreFormat = {
   ...STORES.ledger,
-  migrations: [SCHEMA, CLOCK_SCHEMA, ENTRY_SCHEMA],
+  migrations: [SCHEMA, CLOCK_SCHEMA, ENTRY_SCHEMA, runClientColumn],
   unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
 };
 
@@ -198,14 +224,8 @@ class SqliteBackend implements LedgerBackend {
          blocked_until = CASE WHEN blocked_until > 0 THEN blocked_until + ? ELSE 0 END`,
     );
     this.#tx = db.transaction((fn: () => unknown) => fn());
-    this.#getEntry = db.prepare<[string, number], { remembered: string; request: string }>(
-      'SELECT remembered, request FROM qg_spend_entry WHERE key = ? AND expires_at > ?',
-    );
-    this.#putEntry = db.prepare<[string, string, string, number]>(
-      `INSERT INTO qg_spend_entry (key, remembered, request, expires_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET remembered = excluded.remembered, request = excluded.request,
-         expires_at = excluded.expires_at`,
-    );
+    this.#getEntry = db.prepare<[string, number], RememberedEntry>(ENTRY_SQL.get);
+    this.#putEntry = db.prepare<[string, string, string, number]>(ENTRY_SQL.put);
     this.#sweepEntryRecords = db.prepare<[number]>('DELETE FROM qg_spend_entry WHERE expires_at <= ?');
     this.#getBudget = db.prepare<[string], BudgetRow>(
       'SELECT window_ms, total, oldest_at, blocked_until, blocked_reason, expires_at FROM qg_budget WHERE key = ?',

@@ -197,7 +197,7 @@ export class Metrics {
     );
     this.apiRequests = counter(
       'api_requests_total',
-      'Decision API requests by route (spend, report, status), outcome (a decision’s reason, replayed, an outcome reported, or the HTTP status of a refusal) and client (the token’s name)',
+      'Decision API requests by route (spend, report, runs, status), outcome (a decision’s reason, replayed, an outcome reported, a run recorded, or the HTTP status of a refusal) and client (the token’s name)',
       ['route', 'outcome', 'client'],
     );
     if (sources) this.#initialise(sources.config);

@@ -22,11 +22,24 @@ async function bucketsUsed(
   return out;
 }
 
+/**
+ * What a credential's buckets hold after a run that finished at `finishedAt` (their windows then):
+ * nothing when the credential is not configured or the ledger does not answer.
+ */
+export async function usedAfter(
+  config: Config,
+  ledger: Ledger,
+  credentialId: string,
+  finishedAt: number,
+): Promise<Record<string, number>> {
+  const credential = config.credentials.find((c) => c.id === credentialId);
+  if (!credential) return {};
+  return bucketsUsed(ledger, credential, finishedAt).catch(() => ({}));
+}
+
 /** The summary of a finished run, with what its credential's buckets hold afterwards. */
 export async function summarise(r: JobResult, config: Config, ledger: Ledger): Promise<RunSummary> {
-  let used: Record<string, number> = {};
-  const credential = config.credentials.find((c) => c.id === r.credential);
-  if (credential) used = await bucketsUsed(ledger, credential, r.finishedAt).catch(() => ({}));
+  const used = await usedAfter(config, ledger, r.credential, r.finishedAt);
   return {
     credential: r.credential,
     job: r.job,

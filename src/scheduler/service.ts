@@ -125,6 +125,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       const routes = opts.decisions
         ? (await import('../api/setup.js')).decisionApiFor({
             guard,
+            history,
             host: opts.http.host,
             ...(opts.decisions.tokensFile !== undefined ? { tokensFile: opts.decisions.tokensFile } : {}),
             logger,

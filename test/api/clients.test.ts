@@ -14,7 +14,7 @@ import { openLedger } from '../../src/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { ANY_KEY_PROJECT, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli } from '../cli/helpers.js';
-import { type Served, startServe, tokensFile, writeConfig } from './helpers.js';
+import { type HistoryRun, historyRuns, type Served, startServe, tokensFile, writeConfig } from './helpers.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
@@ -96,6 +96,11 @@ function php(args: string[], token: string, extra?: Record<string, string>): Pro
   return ran(run('php', args, { cwd: PHP, env: env(token, extra) }));
 }
 
+/** The runs `quota-guard history --json` lists that started at or after `since`, newest first. */
+async function historySince(since: number): Promise<HistoryRun[]> {
+  return (await historyRuns(configPath)).filter((x) => x.startedAt >= since);
+}
+
 const events = (stdout: string) =>
   stdout
     .trim()
@@ -119,7 +124,20 @@ describe('the cron examples', () => {
     expect(spent).toBe(sim.charged() - charged);
   });
 
+  it('record each region’s run in the run history under the token’s name', async () => {
+    const since = Date.now();
+    expect((await php(['cron_example.php', 'GB'], secrets['php-cron']!)).code).toBe(0);
+    expect((await python(['cron_example.py', 'FR'], secrets['py-cron']!)).code).toBe(0);
+    const runs = await historySince(since);
+    expect(runs.map((r) => [r.job, r.client, r.outcome, r.pages, r.units])).toEqual([
+      ['trending:FR', 'py-cron', 'done', 1, 1],
+      ['trending:GB', 'php-cron', 'done', 1, 1],
+    ]);
+    for (const r of runs) expect(r.videos).toBeGreaterThan(0);
+  });
+
   it('refund a call the upstream refused to connect', async () => {
+    const since = Date.now();
     const before = await recorded();
     const closed = { YOUTUBE_BASE_URL: 'http://127.0.0.1:9/youtube/v3' };
     const p = await php(['cron_example.php', 'US'], secrets['php-cron']!, closed);
@@ -127,9 +145,16 @@ describe('the cron examples', () => {
     const y = await python(['cron_example.py', 'US'], secrets['py-cron']!, closed);
     expect(events(y.stdout)).toEqual([{ event: 'unreachable', region: 'US', refunded: true }]);
     expect(await recorded()).toBe(before);
+    // Each run is recorded as unavailable, its refunded unit not counted.
+    const runs = await historySince(since);
+    expect(runs.map((r) => [r.client, r.outcome, r.units])).toEqual([
+      ['py-cron', 'unavailable', 0],
+      ['php-cron', 'unavailable', 0],
+    ]);
   });
 
   it('an exhaustion PHP reports blocks the Node job’s next call', async () => {
+    const since = Date.now();
     sim.spendBehind(ANY_KEY_PROJECT, 'units', 1_000_000);
     const p = await php(['cron_example.php', 'US'], secrets['php-cron']!);
     expect(p.code).toBe(75);
@@ -145,15 +170,71 @@ describe('the cron examples', () => {
     expect(stop).toMatchObject({ event: 'stopped', reason: 'blocked' });
     expect(Date.parse(stop!.resumeAt!)).toBeGreaterThan(Date.now());
     await ledger.unblock(`qg:{${cred}}:units`);
+    // Both runs are recorded as stopped, with the stop's reason.
+    const [py, ph] = await historySince(since);
+    expect(ph).toMatchObject({
+      job: 'trending:US',
+      client: 'php-cron',
+      outcome: 'stopped',
+      reason: 'quotaExceeded',
+    });
+    expect(py).toMatchObject({ job: 'trending:DE', client: 'py-cron', outcome: 'stopped', units: 0 });
+    expect(py!.reason).toBe(`blocked, resume at ${stop!.resumeAt}`);
+  });
+
+  it('record a run that raised as failed, and raise on', async () => {
+    const since = Date.now();
+    const y = await python(
+      [
+        '-c',
+        `
+import os
+from quota_guard import QuotaGuard
+qg = QuotaGuard(os.environ["QUOTA_GUARD_URL"], token=os.environ["QUOTA_GUARD_TOKEN"])
+try:
+    with qg.run(os.environ["QUOTA_GUARD_CREDENTIAL"], "ingest:comments") as run:
+        run.spend(bucket="units", cost=2)
+        raise ValueError("row 7 is not JSON\\nat all")
+except ValueError:
+    print(run.recorded["outcome"])
+`,
+      ],
+      secrets['py-cron']!,
+    );
+    expect(y.stdout.trim(), y.stderr).toBe('failed');
+    const p = await php(
+      [
+        '-r',
+        `require 'QuotaGuard.php';
+$qg = new QuotaGuard\\Client(getenv('QUOTA_GUARD_URL'), getenv('QUOTA_GUARD_TOKEN'));
+try {
+    $qg->run(getenv('QUOTA_GUARD_CREDENTIAL'), 'ingest:likes', function (QuotaGuard\\Run $run) {
+        $run->spend(['bucket' => 'units', 'cost' => 3]);
+        throw new RuntimeException('the feed is gone');
+    });
+} catch (RuntimeException $e) {
+    echo "raised\n";
+}`,
+      ],
+      secrets['php-cron']!,
+    );
+    expect(p.stdout.trim(), p.stderr).toBe('raised');
+    expect((await historySince(since)).map((r) => [r.job, r.client, r.outcome, r.units, r.reason])).toEqual([
+      ['ingest:likes', 'php-cron', 'failed', 3, 'RuntimeException: the feed is gone'],
+      ['ingest:comments', 'py-cron', 'failed', 2, 'ValueError: row 7 is not JSON at all'],
+    ]);
   });
 });
 
 /**
- * A loopback proxy in front of `serve` that drops the connection after every tenth request has
- * been passed on, before its answer comes back: the spend has landed, the client never hears.
+ * A loopback proxy in front of `serve` that drops the connection after every `every`th request to
+ * `path` has been passed on, before its answer comes back: the request has landed, the client never
+ * hears.
  */
 async function droppingProxy(
   target: URL,
+  path = '/v1/spend',
+  every = 10,
 ): Promise<{ url: string; dropped: () => number; close: () => Promise<void> }> {
   let requests = 0;
   let dropped = 0;
@@ -164,9 +245,9 @@ async function droppingProxy(
     sockets.add(client).add(upstream);
     let drop = false;
     client.on('data', (chunk) => {
-      if (chunk.includes('POST /v1/spend')) {
+      if (chunk.includes(`POST ${path} `)) {
         requests++;
-        if (requests % 10 === 0) drop = true;
+        if (requests % every === 0) drop = true;
       }
       upstream.write(chunk);
     });
@@ -226,5 +307,47 @@ print(json.dumps({"allowed": allowed, "replayed": replayed}))
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('the clients’ runs over a network that drops answers', () => {
+  it('are recorded once each when every third POST of a run loses its answer', async () => {
+    const proxy = await droppingProxy(new URL(served.url), '/v1/runs', 3);
+    const since = Date.now();
+    try {
+      const py = `
+import json, sys, time
+from quota_guard import QuotaGuard
+qg = QuotaGuard(sys.argv[1], token=sys.argv[2])
+now = int(time.time() * 1000)
+answers = [qg.record_run(sys.argv[3], "sync:py", now - 1000, now, "done", units=i) for i in range(3)]
+print(json.dumps([a["replayed"] for a in answers]))
+`;
+      const y = await run('python3', ['-c', py, proxy.url, secrets['py-cron']!, cred], { cwd: PY });
+      // The third POST lost its answer: sent again, it was answered with the first record.
+      expect(JSON.parse(y.stdout)).toEqual([false, false, true]);
+      const ph = `require 'QuotaGuard.php';
+$qg = new QuotaGuard\\Client($argv[1], $argv[2]);
+$now = (int) (microtime(true) * 1000);
+$out = [];
+for ($i = 0; $i < 3; $i++) {
+    $out[] = $qg->recordRun($argv[3], 'sync:php', $now - 1000, $now, 'done', ['units' => $i])['replayed'];
+}
+echo json_encode($out);`;
+      const p = await run('php', ['-r', ph, '--', proxy.url, secrets['php-cron']!, cred], { cwd: PHP });
+      expect(JSON.parse(p.stdout)).toEqual([false, true, false]);
+      expect(proxy.dropped()).toBe(2);
+    } finally {
+      await proxy.close();
+    }
+    const runs = (await historySince(since - 60_000)).filter((r) => r.job.startsWith('sync:'));
+    expect(runs.map((r) => [r.job, r.client, r.units]).sort()).toEqual([
+      ['sync:php', 'php-cron', 0],
+      ['sync:php', 'php-cron', 1],
+      ['sync:php', 'php-cron', 2],
+      ['sync:py', 'py-cron', 0],
+      ['sync:py', 'py-cron', 1],
+      ['sync:py', 'py-cron', 2],
+    ]);
   });
 });

@@ -188,6 +188,29 @@ describe('POST /v1/report', () => {
   });
 });
 
+describe('POST /v1/runs', () => {
+  it('records a run under the token’s name; the same id from another token is a conflict', async () => {
+    const now = Date.now();
+    const run = {
+      credential: cred,
+      id: 'nightly-1',
+      job: 'trending:US',
+      startedAt: now - 60_000,
+      finishedAt: now - 1_000,
+      outcome: 'done',
+      pages: 4,
+      units: 4,
+      items: 200,
+    };
+    const r = await client(secrets['py-cron']).call('POST', '/v1/runs', run);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: 'nightly-1', replayed: false, client: 'py-cron', region: 'US' });
+    const php = await client(secrets['php-cron']).call('POST', '/v1/runs', run);
+    expect(php.status).toBe(409);
+    expect(php.body).toMatchObject({ error: { code: 'QG_ENTRY_CONFLICT' } });
+  });
+});
+
 describe('bodies it refuses', () => {
   it('answers 1,000 malformed or oversized bodies with a 4xx, never a 5xx, and records nothing', async () => {
     const before = await used();
@@ -212,11 +235,12 @@ describe('bodies it refuses', () => {
       '\u0000\u0001',
     ];
     const pool = Array.from({ length: 4 }, () => client(secrets['php-cron']));
+    const ROUTES = ['/v1/spend', '/v1/report', '/v1/runs'];
     const statuses = new Map<number, number>();
     for (let i = 0; i < 1000; i += pool.length) {
       const answers = await Promise.all(
         pool.map((c, j) =>
-          c.call('POST', i % 2 ? '/v1/spend' : '/v1/report', undefined, bodies[(i + j) % bodies.length]),
+          c.call('POST', ROUTES[(i / pool.length) % 3]!, undefined, bodies[(i + j) % bodies.length]),
         ),
       );
       for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);

@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import YAML from 'yaml';
+import { cli } from '../cli/helpers.js';
 import { tmpPath } from '../job-library/helpers.js';
 import { checkAnswer } from './openapi.js';
 
@@ -18,6 +19,26 @@ export interface Served {
   child: ChildProcess;
   stderr: () => string;
   stop(): Promise<void>;
+}
+
+/** A run as `quota-guard history --json` lists it (the fields the tests read). */
+export interface HistoryRun {
+  job: string;
+  client?: string;
+  outcome: string;
+  pages: number;
+  units: number;
+  videos: number;
+  reason: string | null;
+  startedAt: number;
+  used: Record<string, number>;
+}
+
+/** The runs `quota-guard history --json --config <config> [args]` lists, newest first. */
+export async function historyRuns(config: string, ...args: string[]): Promise<HistoryRun[]> {
+  const r = await cli('history', '--json', '--config', config, ...args);
+  if (r.code !== 0) throw new Error(`history exited ${r.code}: ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { runs: HistoryRun[] }).runs;
 }
 
 export function writeConfig(config: Record<string, unknown>): string {

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { openRedisHistory } from '../../src/history/redis.js';
 import { ApiClient, type Served, startServe, writeConfig } from './helpers.js';
 
 const cred = `in${randomBytes(4).toString('hex')}`;
@@ -46,4 +47,29 @@ it('two instances over one Redis keep one ceiling and remember each other’s en
     status.body as { credentials: Array<{ buckets: Array<{ id: string; used: number }> }> }
   ).credentials[0]!.buckets.find((x) => x.id === 'units');
   expect(units?.used).toBe(95);
+});
+
+it('a run recorded through one instance is answered by the other as recorded, and recorded once', async () => {
+  const [viaA, viaB] = [new ApiClient(a.url), new ApiClient(b.url)];
+  clients.push(viaA, viaB);
+  const now = Date.now();
+  const run = {
+    credential: cred,
+    id: 'both-1',
+    job: 'ingest:x',
+    startedAt: now - 5_000,
+    finishedAt: now,
+    outcome: 'done',
+  };
+  const first = await viaA.call('POST', '/v1/runs', run);
+  expect(first.body).toMatchObject({ replayed: false, client: 'local', units: 0 });
+  const second = await viaB.call('POST', '/v1/runs', run);
+  expect(second.body).toEqual({ ...(first.body as object), replayed: true });
+  expect((await viaB.call('POST', '/v1/runs', { ...run, outcome: 'failed' })).status).toBe(409);
+  const history = await openRedisHistory('redis', inject('redisUrl'), {});
+  try {
+    expect((await history.list({ credentials: [cred] })).map((r) => r.job)).toEqual(['ingest:x']);
+  } finally {
+    await history.close();
+  }
 });

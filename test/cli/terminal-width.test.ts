@@ -57,6 +57,8 @@ beforeAll(async () => {
       ),
     );
     await history.record(run('backfill', 10, 'the --max-units limit (2) is reached'));
+    // A run a PHP job recorded through the decision API: shown with the token's name.
+    await history.record({ ...run('trending:DE', 5, null), client: 'php-cron' });
   } finally {
     await history.close();
     await ledger.close();
@@ -118,6 +120,7 @@ describe.skipIf(!hasScript)('status and history fit the terminal', () => {
       // Each reason is there whole, not cut to a prefix every row shares.
       expect(text).toContain('although the ledger allowed it');
       expect(text).toContain('the --max-units limit (2) is reached');
+      expect(text).toMatch(/trending:DE\s+(php-cron\s+done|done by php-cron)/);
       expect(expectAligned(history.lines, (l) => l.startsWith('started '))).toBe(1);
     });
   }

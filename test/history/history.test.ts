@@ -2,7 +2,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { regionFreshness } from '../../src/history/freshness.js';
-import { type RunHistory, type RunSummary, regionOfJob } from '../../src/history/index.js';
+import {
+  MAX_RUN_AGE_MS,
+  RUN_ID_MEMORY_MS,
+  type RunHistory,
+  type RunSummary,
+  regionOfJob,
+} from '../../src/history/index.js';
 import { HISTORY_TTL_MS, openRedisHistory } from '../../src/history/redis.js';
 import { openSqliteHistory } from '../../src/history/sqlite.js';
 import { dir } from '../cli/helpers.js';
@@ -109,6 +115,37 @@ describe.each(STORES)('run history on $name', ({ open }) => {
   });
 });
 
+describe.each(STORES)('runs recorded once under an id on $name', ({ open }) => {
+  it('records a run once however often its id is sent, answers the first record, and refuses another request', async () => {
+    const h = await open();
+    opened.push(h);
+    const t = Date.now() - 10_000;
+    // A reason with the id key's separator in it comes back whole.
+    const first = run({ startedAt: t, client: 'php-cron', reason: 'stopped | budget', used: { units: 7 } });
+    const once = { id: 'run-1', request: '["php-cron","a|b"]' };
+    expect(await h.record(first, once)).toEqual({ run: first, replayed: false });
+    // Sent again: the first record is the answer, whatever this one would have read from the ledger.
+    const again = await h.record({ ...first, used: { units: 99 } }, once);
+    expect(again).toEqual({ run: first, replayed: true });
+    const conflict = h.record(first, { ...once, request: '["php-cron","other"]' });
+    await expect(conflict).rejects.toMatchObject({ code: 'QG_ENTRY_CONFLICT', field: 'id' });
+    // The same id on another credential is another run.
+    await h.record({ ...first, credential: 'other' }, once);
+
+    const listed = await h.list({ credentials: ['main', 'other'] });
+    expect(listed.map((r) => [r.credential, r.client, r.reason])).toEqual([
+      ['main', 'php-cron', 'stopped | budget'],
+      ['other', 'php-cron', 'stopped | budget'],
+    ]);
+    expect(await h.totals(['main'])).toEqual([
+      { credential: 'main', job: 'trending', outcome: 'done', runs: 1, units: 4 },
+    ]);
+    // A run of this host's own jobs has no client.
+    await h.record(run({ startedAt: t + 1_000 }));
+    expect((await h.list({ credentials: ['main'], limit: 1 }))[0]).not.toHaveProperty('client');
+  });
+});
+
 describe('region freshness', () => {
   it('flags a region stale past two periods of the trending schedule and one never fetched', async () => {
     const config = parseConfig({
@@ -159,6 +196,11 @@ describe('run history keys on Redis', () => {
         expect(ttl, k).toBeGreaterThan(HISTORY_TTL_MS - 60_000);
         expect(ttl, k).toBeLessThanOrEqual(HISTORY_TTL_MS);
       }
+      // A client's run id is remembered for longer than a run may be recorded after it ended.
+      await h.record(run({ startedAt: Date.now() - 1_000, client: 'c' }), { id: 'x1', request: 'r' });
+      const idTtl = await redis.pttl(`${prefix}qg:{main}:runs:id:x1`);
+      expect(idTtl).toBeGreaterThan(RUN_ID_MEMORY_MS - 60_000);
+      expect(RUN_ID_MEMORY_MS).toBeGreaterThan(MAX_RUN_AGE_MS);
     } finally {
       redis.disconnect();
     }

@@ -38,7 +38,7 @@ describe('Redis ledger specifics', () => {
   it('every lua/ file, includes inlined, has the SHA1 that SCRIPT LOAD answers', async () => {
     const scripts = loadScripts();
     expect(scripts.map((s) => s.file).sort()).toEqual(
-      ['block-1', 'frees-2', 'peek-2', 'refund', 'spend', 'unblock-1'].sort(),
+      ['block-1', 'frees-2', 'peek-2', 'record-run', 'refund', 'spend', 'unblock-1'].sort(),
     );
     for (const s of scripts) {
       expect(s.lua).not.toMatch(/^\s*--- @include/m);

@@ -89,6 +89,13 @@ describe.each(stores())('openQuotaGuard ($name)', ({ yaml }) => {
           throw new Error('the user’s own bug');
         }),
       ).rejects.toThrow('the user’s own bug');
+      // A name the history cannot keep is refused before anything runs or is recorded.
+      for (const name of ['', 'a|b', 'two\nlines', 'n'.repeat(101)]) {
+        await expect(qg.run(name, async () => 'never')).rejects.toMatchObject({
+          code: 'QG_INVALID_ARGUMENT',
+          field: 'name',
+        });
+      }
     }
     const out = await cli('history', '--json', '--config', file);
     expect(out.code).toBe(0);

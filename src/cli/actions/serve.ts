@@ -61,6 +61,7 @@ export async function run(opts: ServeOptions): Promise<number> {
     });
     const routes = api?.decisionApiFor({
       guard,
+      history: h,
       host: http.host,
       ...(opts.tokens !== undefined ? { tokensFile: opts.tokens } : {}),
       logger,

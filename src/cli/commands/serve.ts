@@ -34,7 +34,7 @@ export function register(program: Command): void {
       .option('--refresh <seconds>', 'how often the status page reloads itself', parsePositiveInt, 30)
       .option(
         '--decisions',
-        'also serve the decision API under /v1/ (spend, report, status): jobs spend over HTTP',
+        'also serve the decision API under /v1/ (spend, report, runs, status): jobs spend over HTTP',
       )
       .option(
         '--tokens <file>',

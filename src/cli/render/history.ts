@@ -1,5 +1,6 @@
 /** What `quota-guard history` prints: the runs as a table or as JSON. */
 import type { RunSummary } from '../../history/index.js';
+import { terminalText } from '../../terminal-text.js';
 import { luxon } from '../../time-libs.js';
 
 export { outputWidth } from './format.js';
@@ -21,19 +22,27 @@ export function localTime(ms: number): string {
   return luxon().DateTime.fromMillis(ms).toFormat('MM-dd HH:mm:ss');
 }
 
+type Column = [string, (r: RunSummary) => string];
+
 /**
  * The human form, within `width` columns: one row per run, its reason beside it when the reason fits
- * there, else on the lines under it, whole. A narrow terminal loses the pages and the duration
- * columns first; where even that is too wide, each run is stacked over two lines.
+ * there, else on the lines under it, whole. The decision API's client that recorded a run has a
+ * column when any run listed has one (`-` for this host's own jobs). A narrow terminal loses the
+ * pages, the duration and the videos columns, in that order; where even that is too wide, each run
+ * is stacked over two lines.
  */
 export function renderHistory(runs: RunSummary[], showCredential: boolean, width = DEFAULT_WIDTH): string {
   if (runs.length === 0) return 'no runs recorded yet (jobs record each run when they finish)\n';
-  const columns: [string, (r: RunSummary) => string][] = [
+  // Names and reasons a client sent are printed as text, never as terminal controls.
+  const job = (r: RunSummary) => terminalText(r.job);
+  const reason = (r: RunSummary) => terminalText(r.reason ?? '');
+  const columns: Column[] = [
     ['started', (r) => localTime(r.startedAt)],
-    ...(showCredential
-      ? [['credential', (r: RunSummary) => r.credential] as [string, (r: RunSummary) => string]]
+    ...(showCredential ? [['credential', (r: RunSummary) => r.credential] as Column] : []),
+    ['job', job],
+    ...(runs.some((r) => r.client !== undefined)
+      ? [['client', (r: RunSummary) => r.client ?? '-'] as Column]
       : []),
-    ['job', (r) => r.job],
     ['outcome', (r) => r.outcome],
     ['took', (r) => formatDuration(r.finishedAt - r.startedAt)],
     ['pages', (r) => formatNumber(r.pages)],
@@ -42,7 +51,7 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
   ];
   const footer = `(${runs.length} run${runs.length === 1 ? '' : 's'}, newest first; times in ${localZone()})`;
   const reasons = runs.some((r) => r.reason);
-  for (const drop of [[], ['pages'], ['pages', 'took']]) {
+  for (const drop of [[], ['pages'], ['pages', 'took'], ['pages', 'took', 'videos']]) {
     const shown = columns.filter(([name]) => !drop.includes(name));
     const lines = table([
       shown.map(([name]) => name),
@@ -56,8 +65,8 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
     runs.forEach((r, i) => {
       const line = lines[i + 1]!;
       if (!r.reason) out.push(line);
-      else if ([...r.reason].length <= room) out.push(`${line.padEnd(tableWidth)}  ${r.reason}`);
-      else out.push(line, wrap(r.reason, width, '    ', '  '));
+      else if ([...reason(r)].length <= room) out.push(`${line.padEnd(tableWidth)}  ${reason(r)}`);
+      else out.push(line, wrap(reason(r), width, '    ', '  '));
     });
     out.push(wrap(footer, width));
     return `${out.join('\n')}\n`;
@@ -67,7 +76,7 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
   for (const r of runs) {
     out.push(
       wrap(
-        `${localTime(r.startedAt)}${showCredential ? ` ${r.credential}` : ''} ${r.job} ${r.outcome}`,
+        `${localTime(r.startedAt)}${showCredential ? ` ${r.credential}` : ''} ${job(r)} ${r.outcome}${r.client !== undefined ? ` by ${r.client}` : ''}`,
         width,
       ),
       wrap(
@@ -76,7 +85,7 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
         '  ',
       ),
     );
-    if (r.reason) out.push(wrap(r.reason, width, '  ', '  '));
+    if (r.reason) out.push(wrap(reason(r), width, '  ', '  '));
   }
   out.push(wrap(footer, width));
   return `${out.join('\n')}\n`;
