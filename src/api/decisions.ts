@@ -19,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import { quotaStatus } from '../guard/status.js';
+import { withMethod } from '../guard/tags.js';
 import type { SpendArgs, SpendOutcome } from '../guard/types.js';
 import { type RunHistory, type RunSummary, regionOfJob } from '../history/types.js';
 import type { Logger } from '../logger.js';
@@ -229,7 +230,7 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
     const args: SpendArgs = {
       credential: body.credential,
       tier: body.tier,
-      tag: `${client.name}:${body.tag ?? body.method ?? body.bucket}`,
+      tag: withMethod(`${client.name}:${body.tag ?? body.method ?? body.bucket}`, body.method),
       // The answer says the store is down and the caller's own fail mode decides; 'open' keeps an
       // unanswered spend as it lands (a retry with its entry id is then answered as it was).
       failMode: 'open',

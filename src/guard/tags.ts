@@ -4,10 +4,21 @@
  * whose store-down policy the config sets (`storeDown.sites`); `status` reads the region and the
  * method back from the other parts. Both directions live here.
  */
+import { MAX_TAG_LENGTH } from '../ledger/validate.js';
 
 /** The tag of a spend by `site`, with the region and method it is for when there are ones. */
 export function spendTag(site: string, ...parts: string[]): string {
   return [site, ...parts].join(':');
+}
+
+/**
+ * `tag` with the method it spent for as one more part, unless it names it already or would then be
+ * longer than a ledger keeps: `status` reads the method back from the tag (`parseTag`).
+ */
+export function withMethod(tag: string, method: string | undefined): string {
+  if (method === undefined || tag.split(':').includes(method)) return tag;
+  const out = `${tag}:${method}`;
+  return out.length <= MAX_TAG_LENGTH ? out : tag;
 }
 
 /** The call site of a tag: its first part. */

@@ -8,7 +8,8 @@ import { MAX_WINDOW_MS } from '../config/defaults.js';
 import { CostExceedsLimitError, InvalidArgumentError } from '../errors.js';
 import type { Budget, Decision, PeekRequest, SpendEntry, SpendRequest } from './types.js';
 
-const MAX_TAG_LENGTH = 200;
+/** The longest tag a ledger keeps. */
+export const MAX_TAG_LENGTH = 200;
 const MAX_KEY_LENGTH = 512;
 const MAX_REASON_LENGTH = 500;
 const MAX_BUDGETS = 16;

@@ -71,7 +71,8 @@ describe('POST /v1/spend', () => {
       method: 'videos.list',
       tier: 'scheduled',
       cost: 1,
-      tag: 'php-cron:trending:US',
+      // The method joins the tag, so status can split the spend by method.
+      tag: 'php-cron:trending:US:videos.list',
       retryAfterMs: 0,
     });
     const again = await php.spend({
@@ -263,12 +264,16 @@ describe('GET /v1/status and the document', () => {
     const r = await client(secrets['py-cron']).call('GET', '/v1/status');
     expect(r.status).toBe(200);
     const b = r.body as {
-      credentials: Array<{ id: string; buckets: Array<{ id: string; bySite: Record<string, number> }> }>;
+      credentials: Array<{
+        id: string;
+        buckets: Array<{ id: string; bySite: Record<string, number>; byMethod: Record<string, number> }>;
+      }>;
     };
     expect(b.credentials.map((c) => c.id)).toEqual([cred]);
     // Spends are attributed to the token that made them.
     const units = b.credentials[0]!.buckets.find((x) => x.id === 'units')!;
     expect(Object.keys(units.bySite)).toEqual(expect.arrayContaining(['php-cron', 'py-cron']));
+    expect(units.byMethod['videos.list']).toBeGreaterThan(0);
     expect((await client(secrets['py-cron']).call('GET', `/v1/status?credential=${other}`)).status).toBe(403);
   });
 

@@ -98,6 +98,7 @@ describe.each(STORES)('spend and status on $name', ({ make }) => {
     );
     expect(text.stdout).toContain('\n    by region: US 60, GB 25\n');
     expect(text.stdout).toContain('\n    by method: videos.list 85\n');
+    expect(text.stdout).toContain('\n    by site: trending 60, backfill 25\n');
     expect(text.stdout).not.toContain('█'); // no bars when not on a terminal
   });
 

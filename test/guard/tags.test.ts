@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTag, siteOf, spendTag } from '../../src/guard/tags.js';
+import { parseTag, siteOf, spendTag, withMethod } from '../../src/guard/tags.js';
 import { getProfile } from '../../src/profiles/profiles.js';
 
 const methods = getProfile('youtube-2026').methods;
@@ -19,5 +19,18 @@ describe('spend tags', () => {
     expect(siteOf('spend:cli')).toBe('spend');
     expect(parseTag('nightly:us:videos.fly', methods)).toEqual({});
     expect(siteOf('')).toBe('');
+  });
+
+  it('adds the method a spend was for to a tag that does not name it, so status can split by method', () => {
+    expect(withMethod('php-cron:trending:US', 'videos.list')).toBe('php-cron:trending:US:videos.list');
+    expect(parseTag(withMethod('php-cron:trending:US', 'videos.list'), methods)).toEqual({
+      region: 'US',
+      method: 'videos.list',
+    });
+    expect(withMethod('php-cron:videos.list', 'videos.list')).toBe('php-cron:videos.list');
+    expect(withMethod('spend:cli', undefined)).toBe('spend:cli');
+    // Never longer than a ledger keeps (200): the tag as it was.
+    const long = `c:${'x'.repeat(190)}`;
+    expect(withMethod(long, 'videos.list')).toBe(long);
   });
 });

@@ -2,6 +2,7 @@
 
 import { ExitCode, InvalidArgumentError, QuotaGuardError } from '../../errors.js';
 import type { Guard } from '../../guard/guard.js';
+import { withMethod } from '../../guard/tags.js';
 import { terminalJson } from '../../terminal-text.js';
 import type { SpendOptions } from '../commands/spend.js';
 import { withContext } from '../context.js';
@@ -22,7 +23,7 @@ export async function run(credential: string, opts: SpendOptions): Promise<numbe
         ...(opts.cost !== undefined ? { cost: opts.cost } : {}),
         ...(opts.entry !== undefined ? { entry: opts.entry } : {}),
         tier: opts.tier,
-        tag: opts.tag ?? 'spend:cli',
+        tag: withMethod(opts.tag ?? 'spend:cli', opts.method),
       });
       process.stdout.write(opts.json ? `${terminalJson(decisionJson(outcome))}\n` : renderSpend(outcome));
       if (outcome.allowed) return ExitCode.OK;

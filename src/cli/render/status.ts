@@ -1,7 +1,7 @@
 /**
  * What `quota-guard status` prints for people: per credential and bucket, what is used, what each
  * tier can still spend (narrower budgets and the pace folded in), the reserve, when units free up,
- * blocks and why; every configured region's last successful fetch; spend by region and by method.
+ * blocks and why; every configured region's last successful fetch; spend by region, by method and by site (the job, or the decision API client's token name).
  * Within 100 columns, times in the credential's zone and the operator's.
  */
 
@@ -196,6 +196,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
       if (b.used > 0) {
         notes.push(`by region: ${breakdown(b.byRegion)}`);
         notes.push(`by method: ${breakdown(b.byMethod)}`);
+        notes.push(`by site: ${breakdown(b.bySite)}`);
       }
       if (b.used === 0 && notes.length === 0) continue;
       out.push(wrap(`${b.id}: ${windowNote(b, c.timeZone, local, nowMs)}`, W, '  ', '    '));
