@@ -296,7 +296,7 @@ final class Client
             $text = curl_exec($this->curl);
             if ($text === false) {
                 // A kept-alive connection the server or the network dropped: try a fresh one at
-                # once, then back off.
+                // once, then back off.
                 usleep(50000 * $attempt);
                 continue;
             }

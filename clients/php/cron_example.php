@@ -10,7 +10,14 @@
  *
  * Environment: QUOTA_GUARD_URL, QUOTA_GUARD_TOKEN (omit on loopback without a tokens file),
  * YOUTUBE_API_KEY, YOUTUBE_BASE_URL (default https://www.googleapis.com/youtube/v3),
- * QUOTA_GUARD_CREDENTIAL (default "default"). Exit 0 when done, 75 when stopped by the budget.
+ * QUOTA_GUARD_CREDENTIAL (default "default").
+ *
+ * Exit status, as `quota-guard fetch` (README.md, "Running the jobs from cron"): 0 done; 75 stopped
+ * by the budget or an exhausted quota (the next run resumes); 69 the upstream could not be used
+ * (unreachable, timed out, or answered an error: the run is recorded unavailable or failed); 78
+ * quota-guard refused the token, credential or request, or YOUTUBE_API_KEY is not set (a person
+ * must fix it). The regions after the first that does not end done are left for the next run. A
+ * signal (Ctrl-C, a cron timeout's kill) ends PHP where it is: that region's run is not recorded.
  */
 require __DIR__ . '/QuotaGuard.php';
 
@@ -26,7 +33,7 @@ $credential = getenv('QUOTA_GUARD_CREDENTIAL') ?: 'default';
 $regions = array_slice($argv, 1) ?: ['US'];
 $upstream = curl_init();
 
-/** One region's chart, spent and settled in the run; 75 when the budget stopped it. */
+/** One region's chart, spent and settled in the run: 0 done, 75 stopped, 69 upstream unusable. */
 function fetchRegion(QuotaGuard\Run $run, CurlHandle $upstream, string $base, string $key, string $region): int
 {
     // A cheap call: let it through if quota-guard is unreachable (fail open at this call site).
@@ -45,7 +52,7 @@ function fetchRegion(QuotaGuard\Run $run, CurlHandle $upstream, string $base, st
         $run->settle($d, $never ? 'never-sent' : 'sent');
         $run->end('unavailable', 'the upstream could not be reached: ' . curl_error($upstream));
         logLine(['event' => 'unreachable', 'region' => $region, 'refunded' => $never]);
-        return 0;
+        return 69;
     }
     $status = curl_getinfo($upstream, CURLINFO_RESPONSE_CODE);
     if ($status === 403 && str_contains($body, 'quotaExceeded')) {
@@ -62,13 +69,23 @@ function fetchRegion(QuotaGuard\Run $run, CurlHandle $upstream, string $base, st
         $run->end('failed', "the upstream answered HTTP $status");
     }
     logLine(['event' => $status === 200 ? 'page' : 'error', 'region' => $region, 'status' => $status, 'videos' => count($page['items'] ?? [])]);
-    return 0;
+    return $status === 200 ? 0 : 69;
 }
 
-foreach ($regions as $region) {
-    $code = $qg->run($credential, "trending:$region", fn (QuotaGuard\Run $run) => fetchRegion($run, $upstream, $base, $key, $region));
-    if ($code !== 0) {
-        exit($code);
+if ($key === '') {
+    fwrite(STDERR, "cron_example: set YOUTUBE_API_KEY to the upstream's API key\n");
+    exit(78);
+}
+try {
+    foreach ($regions as $region) {
+        $code = $qg->run($credential, "trending:$region", fn (QuotaGuard\Run $run) => fetchRegion($run, $upstream, $base, $key, $region));
+        if ($code !== 0) {
+            exit($code);
+        }
     }
+} catch (QuotaGuard\Error $e) {
+    // Not an outage: the token, the credential or the request is wrong.
+    fwrite(STDERR, "cron_example: quota-guard refused the request: {$e->getMessage()}\n");
+    exit(78);
 }
 exit(0);

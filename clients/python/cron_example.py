@@ -10,18 +10,27 @@ by the budget or an exhausted quota, unavailable or failed.
 
 Environment: QUOTA_GUARD_URL, QUOTA_GUARD_TOKEN (omit on loopback without a tokens file),
 YOUTUBE_API_KEY, YOUTUBE_BASE_URL (default https://www.googleapis.com/youtube/v3),
-QUOTA_GUARD_CREDENTIAL (default "default"). Exit 0 when done, 75 when stopped by the budget.
+QUOTA_GUARD_CREDENTIAL (default "default").
+
+Exit status, as `quota-guard fetch` (README.md, "Running the jobs from cron"): 0 done; 75 stopped by
+the budget or an exhausted quota (the next run resumes); 69 the upstream could not be used
+(unreachable, timed out, or answered an error: the run is recorded unavailable or failed); 78
+quota-guard refused the token, credential or request, or YOUTUBE_API_KEY is not set (a person must
+fix it); 130 interrupted (Ctrl-C: the run is recorded aborted). The regions after the first that
+does not end done are left for the next run.
 """
 
+import http.client
 import json
 import os
+import socket
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quota_guard import QuotaGuard  # noqa: E402
+from quota_guard import QuotaGuard, QuotaGuardError  # noqa: E402
 
 
 def log(**fields):
@@ -29,7 +38,7 @@ def log(**fields):
 
 
 def fetch_region(run, base, key, region):
-    """One region's chart, spent and settled in the run; 75 when the budget stopped it."""
+    """One region's chart, spent and settled in the run: 0 done, 75 stopped, 69 upstream unusable."""
     # A cheap call: let it through if quota-guard is unreachable (fail open at this call site).
     d = run.spend(method="videos.list", tag=f"trending:{region}", fail_mode="open")
     if not d.allowed:
@@ -53,13 +62,16 @@ def fetch_region(run, base, key, region):
         run.settle(d, "sent")  # the upstream answered: it charged the call
         run.end("failed", f"the upstream answered HTTP {e.code}")
         log(event="error", region=region, status=e.code)
-    except (urllib.error.URLError, ConnectionError) as e:
-        # Never reached the upstream (refused, DNS): take the units back.
+        return 69
+    except (OSError, http.client.HTTPException) as e:
+        # Refused or not resolved: the upstream never got it, take the units back. A timeout or a
+        # connection lost mid-answer may have reached it: it stays charged.
         reason = getattr(e, "reason", e)
-        refused = isinstance(reason, ConnectionRefusedError) or isinstance(e, ConnectionRefusedError)
-        run.settle(d, "never-sent" if refused else "sent")
-        run.end("unavailable", f"the upstream could not be reached: {reason}")
-        log(event="unreachable", region=region, refunded=refused)
+        never = isinstance(reason, (ConnectionRefusedError, socket.gaierror))
+        run.settle(d, "never-sent" if never else "sent")
+        run.end("unavailable", f"the upstream could not be reached: {str(reason) or type(e).__name__}")
+        log(event="unreachable", region=region, refunded=never)
+        return 69
     return 0
 
 
@@ -67,14 +79,27 @@ def main(regions):
     qg = QuotaGuard(os.environ.get("QUOTA_GUARD_URL", "http://127.0.0.1:9464"),
                     token=os.environ.get("QUOTA_GUARD_TOKEN"))
     base = os.environ.get("YOUTUBE_BASE_URL", "https://www.googleapis.com/youtube/v3")
-    key = os.environ["YOUTUBE_API_KEY"]
+    key = os.environ.get("YOUTUBE_API_KEY")
+    if not key:
+        print("cron_example: set YOUTUBE_API_KEY to the upstream's API key", file=sys.stderr)
+        return 78
     credential = os.environ.get("QUOTA_GUARD_CREDENTIAL", "default")
-    for region in regions:
-        with qg.run(credential, f"trending:{region}") as run:
-            if fetch_region(run, base, key, region) == 75:
-                return 75
-    qg.close()
-    return 0
+    try:
+        for region in regions:
+            with qg.run(credential, f"trending:{region}") as run:
+                code = fetch_region(run, base, key, region)
+            if code != 0:
+                return code
+        return 0
+    except QuotaGuardError as e:
+        # Not an outage: the token, the credential or the request is wrong.
+        print(f"cron_example: quota-guard refused the request: {e}", file=sys.stderr)
+        return 78
+    except KeyboardInterrupt:
+        print("cron_example: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        qg.close()
 
 
 if __name__ == "__main__":

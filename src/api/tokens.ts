@@ -3,8 +3,8 @@
  * line, never the config). The file holds each token's SHA-256, not the token; a presented token is
  * hashed and compared with every entry in constant time (`timingSafeEqual`), so neither the file
  * nor the comparison gives a token away. The file is read again when it changes (checked at most
- * once a second), without a restart; a change that does not parse keeps the tokens in force and
- * is logged once. Tokens are never logged, only their names.
+ * once a second), without a restart; a change that does not parse, or a file that is gone, keeps
+ * the tokens in force and is logged once. Tokens are never logged, only their names.
  *
  * ```yaml
  * tokens:
@@ -40,6 +40,8 @@ interface TokenEntry extends ApiClient {
 export const LOCAL_CLIENT: ApiClient = { name: 'local', credentials: ['*'], tiers: TIERS, mayBlock: true };
 
 const NAME = /^[A-Za-z0-9_.-]{1,40}$/;
+/** The stamp of a tokens file that cannot be looked at (removed, or its directory unreadable). */
+const MISSING = 'missing';
 
 function problem(file: string, what: string): ConfigError {
   return new ConfigError([`tokens file '${file}': ${what}`], 'QG_CONFIG_INVALID', { field: '--tokens' });
@@ -139,7 +141,11 @@ export class TokenFile {
     let stamp: string;
     try {
       stamp = this.#stat();
-    } catch {
+    } catch (e) {
+      // Removed or unreadable: said once, as a change that cannot be used; read again when back.
+      stamp = MISSING;
+      if (stamp !== this.#stamp) this.#unusable(e);
+      this.#stamp = stamp;
       return;
     }
     if (stamp === this.#stamp) return;
@@ -148,11 +154,15 @@ export class TokenFile {
       this.#entries = this.#read();
       this.#logger?.info({ tokens: this.#entries.map((e) => e.name) }, 'tokens file read again');
     } catch (e) {
-      this.#logger?.error?.(
-        { error: (e as Error).message },
-        'tokens file changed but cannot be used; the previous tokens stay in force',
-      );
+      this.#unusable(e);
     }
+  }
+
+  #unusable(e: unknown): void {
+    this.#logger?.error?.(
+      { error: (e as Error).message },
+      'tokens file changed but cannot be used; the previous tokens stay in force',
+    );
   }
 
   /** Forget when the file was last looked at (tests, and a reload signal). */

@@ -56,6 +56,7 @@ export function methodOf(credential: CredentialConfig, method: string): MethodSp
     throw new ConfigError(
       [`unknown method '${method}' for credential '${credential.id}' (profile ${credential.profile})`],
       'QG_UNKNOWN_METHOD',
+      { field: 'method' },
     );
   }
   return spec;
@@ -70,6 +71,7 @@ export function bucketOf(credential: CredentialConfig, bucket: string): BucketCo
         `unknown bucket '${bucket}' for credential '${credential.id}' (has ${Object.keys(credential.buckets).join(', ')})`,
       ],
       'QG_UNKNOWN_BUCKET',
+      { field: 'bucket' },
     );
   }
   return b;

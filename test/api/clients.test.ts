@@ -144,6 +144,8 @@ describe('the cron examples', () => {
     expect(events(p.stdout)).toEqual([{ event: 'unreachable', region: 'US', refunded: true }]);
     const y = await python(['cron_example.py', 'US'], secrets['py-cron']!, closed);
     expect(events(y.stdout)).toEqual([{ event: 'unreachable', region: 'US', refunded: true }]);
+    // 69 as `quota-guard fetch`: a cron wrapper that keeps 0 and 75 quiet alerts on it.
+    expect([p.code, y.code]).toEqual([69, 69]);
     expect(await recorded()).toBe(before);
     // Each run is recorded as unavailable, its refunded unit not counted.
     const runs = await historySince(since);
@@ -151,6 +153,51 @@ describe('the cron examples', () => {
       ['py-cron', 'unavailable', 0],
       ['php-cron', 'unavailable', 0],
     ]);
+  });
+
+  it('keep a call whose answer was cut off mid-body charged, and end unavailable (69), without a trace', async () => {
+    const since = Date.now();
+    const before = await recorded();
+    const cut = await cutOffUpstream();
+    try {
+      const base = { YOUTUBE_BASE_URL: `${cut.url}/youtube/v3` };
+      const p = await php(['cron_example.php', 'US', 'GB'], secrets['php-cron']!, base);
+      const y = await python(['cron_example.py', 'DE', 'FR'], secrets['py-cron']!, base);
+      for (const r of [p, y]) {
+        expect(r.code, r.stderr).toBe(69);
+        expect(r.stderr).toBe('');
+      }
+      // The first region ends the run; the next is left for the next run.
+      expect(events(p.stdout)).toEqual([{ event: 'unreachable', region: 'US', refunded: false }]);
+      expect(events(y.stdout)).toEqual([{ event: 'unreachable', region: 'DE', refunded: false }]);
+    } finally {
+      await cut.close();
+    }
+    expect((await recorded()) - before).toBe(2);
+    const runs = await historySince(since);
+    expect(runs.map((r) => [r.job, r.client, r.outcome, r.units])).toEqual([
+      ['trending:DE', 'py-cron', 'unavailable', 1],
+      ['trending:US', 'php-cron', 'unavailable', 1],
+    ]);
+  });
+
+  it('say in one line, exit 78, when quota-guard refuses the token or the credential', async () => {
+    const cases: [string, Record<string, string>, string][] = [
+      ['not-a-token', {}, '401 unauthorized'],
+      [secrets['php-cron']!, { QUOTA_GUARD_CREDENTIAL: 'elsewhere' }, "403 forbidden: token 'php-cron'"],
+    ];
+    for (const [token, extra, says] of cases) {
+      for (const r of [
+        await php(['cron_example.php', 'US'], token, extra),
+        await python(['cron_example.py', 'US'], token, extra),
+      ]) {
+        expect(r.code, r.stderr).toBe(78);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toMatch(/^cron_example: quota-guard refused the request: [^\n]+\n$/);
+        expect(r.stderr).toContain(says);
+        expect(r.stderr).not.toContain(token);
+      }
+    }
   });
 
   it('an exhaustion PHP reports blocks the Node job’s next call', async () => {
@@ -225,6 +272,30 @@ try {
     ]);
   });
 });
+
+/** An upstream that answers every request with headers and the first byte of a body, then hangs up. */
+async function cutOffUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => {});
+    s.once('data', () => {
+      s.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{', () =>
+        s.destroy(),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
 
 /**
  * A loopback proxy in front of `serve` that drops the connection after every `every`th request to

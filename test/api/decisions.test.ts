@@ -251,6 +251,21 @@ describe('bodies it refuses', () => {
     expect(await used()).toBe(before);
   });
 
+  it('names the field of a 400, the method or bucket the profile does not know included', async () => {
+    const c = client(secrets['php-cron']);
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ credential: cred, method: 'videos.lst' }, 'QG_UNKNOWN_METHOD', 'method'],
+      [{ credential: cred, bucket: 'unit', cost: 1 }, 'QG_UNKNOWN_BUCKET', 'bucket'],
+      [{ credential: cred, method: 'videos.list', cost: '1' }, 'QG_INVALID_ARGUMENT', 'cost'],
+      [{ credential: cred, bucket: 'units', cost: 99_999_999 }, 'QG_COST_EXCEEDS_LIMIT', 'cost'],
+    ];
+    for (const [body, code, field] of cases) {
+      const r = await c.spend(body);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: { code, field } });
+    }
+  });
+
   it('answers other paths and methods with 404 and 405', async () => {
     const c = client(secrets['php-cron']);
     expect((await c.call('GET', '/v1/spend')).status).toBe(405);

@@ -3,7 +3,7 @@
  * force, and the decision API refuses to serve beyond loopback without one.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseTokens, TokenFile } from '../../src/api/index.js';
 import { cli, configFile, sqliteStore } from '../cli/helpers.js';
@@ -42,6 +42,19 @@ describe('tokens file', () => {
     tokens.recheck();
     expect(tokens.authenticate('secret-two-longer')?.name).toBe('second');
     expect(errors).toHaveLength(1);
+
+    // Removed (an editor's save, a config-management run): said once, and read again when back.
+    rmSync(file);
+    tokens.recheck();
+    expect(tokens.authenticate('secret-two-longer')?.name).toBe('second');
+    tokens.recheck();
+    expect(tokens.authenticate('secret-two-longer')?.name).toBe('second');
+    expect(errors).toHaveLength(2);
+    expect(errors[1]).toMatch(/cannot be used.*cannot be read/);
+    writeFileSync(file, yaml('third', 'secret-three'));
+    tokens.recheck();
+    expect(tokens.authenticate('secret-three')?.name).toBe('third');
+    expect(tokens.authenticate('secret-two-longer')).toBeUndefined();
     expect(errors.join()).not.toContain('secret');
   });
 
