@@ -231,9 +231,9 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
       credential: body.credential,
       tier: body.tier,
       tag: withMethod(`${client.name}:${body.tag ?? body.method ?? body.bucket}`, body.method),
-      // The answer says the store is down and the caller's own fail mode decides; 'open' keeps an
-      // unanswered spend as it lands (a retry with its entry id is then answered as it was).
-      failMode: 'open',
+      // The answer says the store is down and the caller's own fail mode decides; an unanswered
+      // spend is kept as it lands (a retry with its entry id is then answered as it was).
+      failMode: 'caller',
       entry: body.entry ?? newEntryId(),
       ...(body.method !== undefined ? { method: body.method } : {}),
       ...(body.bucket !== undefined ? { bucket: body.bucket } : {}),

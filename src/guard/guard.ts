@@ -277,6 +277,24 @@ export class Guard {
     // Sent but not answered: the store may still apply it, so it is settled once the store answers.
     const unsettled =
       error instanceof StoreUnavailableError && this.ledger.settle ? error.unsettled : undefined;
+    if (args.failMode === 'caller') {
+      const outcome: SpendOutcome = {
+        ...base,
+        allowed: false,
+        reason: 'store-down',
+        retryAfterMs: 0,
+        ...(unsettled ? { unsettled } : {}),
+      };
+      this.#logger.warn(
+        { ...detail, failMode: 'caller', ...(unsettled ? { unsettled: true } : {}) },
+        unsettled
+          ? 'ledger store did not answer: answered store-down, the caller applies its own fail mode; kept if the store recorded it'
+          : 'ledger store unavailable: answered store-down, the caller applies its own fail mode',
+      );
+      if (unsettled) this.#settler.add(unsettled, false, outcome);
+      this.#emit({ type: 'store-down', outcome, error });
+      return outcome;
+    }
     const outcome: SpendOutcome = {
       ...base,
       allowed: open,

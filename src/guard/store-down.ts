@@ -9,6 +9,8 @@ import type { SpendArgs } from './types.js';
 
 /** Whether a spend at this call site fails open or closed while the store is down. */
 export function failModeOf(config: Config, args: SpendArgs, cost: number, tag: string): FailMode {
+  // The caller decides: an unanswered spend is kept as it lands, as when open.
+  if (args.failMode === 'caller') return 'open';
   const site = args.site ?? siteOf(tag);
   const policy = args.failMode ?? config.storeDown.sites[site] ?? config.storeDown.default;
   if (policy === 'auto') return cost <= config.storeDown.openMaxCost ? 'open' : 'closed';

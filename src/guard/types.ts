@@ -18,8 +18,12 @@ export interface SpendArgs {
   tier?: Tier;
   /** Who spent it, e.g. `trending:US:videos.list` (shows in `status` by region and method). */
   tag?: string;
-  /** What to do when the ledger store is down; overrides the config for this call site. */
-  failMode?: FailPolicy;
+  /**
+   * What to do when the ledger store is down; overrides the config for this call site. `caller`:
+   * decide nothing, answer `store-down` for the caller to apply its own fail mode (the decision
+   * API); a spend whose answer never came is kept if the store applied it, as with `open`.
+   */
+  failMode?: FailPolicy | 'caller';
   /** The call site's name for `storeDown.sites` (default: the tag's first `:` segment). */
   site?: string;
   /**
@@ -147,6 +151,8 @@ export type GuardEvent =
   | { type: 'spend'; outcome: SpendOutcome }
   /** `unsettled`: the spend may still have been recorded; a `settled` event says so later. */
   | { type: 'fail-open'; outcome: SpendOutcome; error: unknown; unsettled: boolean }
+  /** The store was down and the caller decides (`failMode: 'caller'`): no spend was allowed here. */
+  | { type: 'store-down'; outcome: SpendOutcome; error: unknown }
   | { type: 'fail-closed'; outcome: SpendOutcome; error: unknown }
   | { type: 'sleep'; ms: number; outcome: SpendOutcome }
   | { type: 'stop'; stop: Stop }

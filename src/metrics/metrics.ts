@@ -31,7 +31,7 @@ export interface MetricSources {
   history?: RunHistory;
 }
 
-const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed'] as const;
+const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed', 'store-down'] as const;
 const JOBS = ['trending', 'backfill'] as const;
 
 /** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
@@ -100,7 +100,7 @@ export class Metrics {
     this.storeUp = gauge('ledger_up', '1 when the ledger store answered the last scrape, else 0');
     this.decisions = counter(
       'ledger_decisions_total',
-      'Spend decisions by outcome: allowed, denied (budget), blocked, fail-open, fail-closed',
+      'Spend decisions by outcome: allowed, denied (budget), blocked, fail-open, fail-closed, store-down (the caller decides)',
       ['credential', 'bucket', 'tier', 'outcome'],
     );
     this.failOpen = counter(
@@ -252,7 +252,8 @@ export class Metrics {
         break;
       }
       case 'fail-open':
-      case 'fail-closed': {
+      case 'fail-closed':
+      case 'store-down': {
         const o = e.outcome;
         this.decisions.inc({ credential: o.credential, bucket: o.bucket, tier: o.tier, outcome: e.type });
         // A spend whose answer never came is counted once settled, if it was not recorded.
@@ -261,7 +262,8 @@ export class Metrics {
       }
       case 'settled':
         this.settled.inc({ credential: e.outcome.credential, bucket: e.outcome.bucket, result: e.result });
-        if (e.unrecorded) this.#countFailOpen(e.outcome);
+        // Spent unrecorded by this process's fail-open (a caller that decides counts its own).
+        if (e.unrecorded && e.outcome.reason === 'fail-open') this.#countFailOpen(e.outcome);
         break;
       case 'upstream-error':
         this.upstreamErrors.inc({

@@ -31,6 +31,12 @@ it('answers a spend with reason store-down, and the clients apply their fail mod
   expect(r.body).toMatchObject({ allowed: false, reason: 'store-down', entry: 'down-1' });
   const report = await client.report({ credential: 'default', entry: 'down-1', outcome: 'sent' });
   expect(report.status).toBe(503);
+  // The service allowed nothing: it says so, in its log and its metrics, and leaves it to the client.
+  expect(served.stderr()).toMatch(/answered store-down, the caller applies its own fail mode/);
+  expect(served.stderr()).not.toMatch(/fail-open/);
+  const metrics = await (await fetch(`${served.url}/metrics`)).text();
+  expect(metrics).toMatch(/quota_guard_ledger_decisions_total\{[^}]*outcome="store-down"[^}]*\} 1\n/);
+  expect(metrics).not.toMatch(/quota_guard_ledger_decisions_total\{[^}]*outcome="fail-open"[^}]*\} [1-9]/);
 
   const script = `
 import json, sys

@@ -59,7 +59,7 @@ it.skipIf(!hasOpenssl())('serves the decision API over HTTPS from a certificate 
       body: JSON.stringify({ credential: cred, method: 'videos.list', tag: 'tls' }),
     });
     expect(r.statusCode).toBe(200);
-    expect(await r.body.json()).toMatchObject({ allowed: true, tag: 'tls-job:tls' });
+    expect(await r.body.json()).toMatchObject({ allowed: true, tag: 'tls-job:tls:videos.list' });
   } finally {
     await pool.close();
     await served.stop();
