@@ -152,4 +152,34 @@ describe('the docs’ library examples', () => {
       LIMIT_MS + 10_000,
     );
   });
+
+  // An example that catches quota-guard's errors catches a mistake in the config too: one line and
+  // the config's exit status, not a stack trace (loading and opening sit inside its try).
+  const handling = EXAMPLES.filter((e) => /\bisQuotaGuardError\(/.test(e.code));
+  it('are there: some examples catch quota-guard’s errors', () => {
+    expect(handling.length).toBeGreaterThanOrEqual(3);
+  });
+  it.each(handling.map((e) => [`${e.file}:${e.line}`, e] as const))(
+    '%s reports a config mistake in one line',
+    async (_name, example) => {
+      const dir = mkdtempSync(join(tmpdir(), 'qg-docs-bad-'));
+      const config = join(dir, 'quota-guard.yaml');
+      writeFileSync(config, `store:\n  url: sqlite:${join(dir, 'ledger.db')}\n  keyPrefx: "docs:"\n`);
+      const file = join(dir, `example.${example.lang === 'ts' ? 'mts' : 'mjs'}`);
+      writeFileSync(file, resolveImports(example.code));
+      const { LOG_LEVEL: _quiet, ...env } = process.env;
+      const r = await runExample(file, dir, {
+        ...env,
+        QUOTA_GUARD_CONFIG: config,
+        QUOTA_GUARD_DATA: dir,
+        YOUTUBE_API_KEY: 'docs-example-key',
+      });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({
+        code: 78,
+        stderr: `QG_CONFIG_INVALID: ${config}: store.keyPrefx: unknown key\n`,
+      });
+      expect(existsSync(join(dir, 'ledger.db'))).toBe(false);
+    },
+    LIMIT_MS + 10_000,
+  );
 });
