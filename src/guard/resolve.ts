@@ -25,6 +25,11 @@ export interface ResolvedSpend {
 }
 
 export function resolveSpend(config: Config, args: SpendArgs, now: number): ResolvedSpend {
+  if (typeof args.credential !== 'string') {
+    // A caller in JavaScript that left it out would otherwise read "unknown credential 'undefined'".
+    const ids = config.credentials.map((c) => c.id).join(', ');
+    throw new InvalidArgumentError('credential', `required: the id of a configured credential (${ids})`);
+  }
   const credential = config.credential(args.credential);
   const tier = args.tier ?? 'scheduled';
   if (!TIERS.includes(tier)) {

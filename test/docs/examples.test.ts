@@ -67,8 +67,22 @@ function resolveImports(code: string, as: 'url' | 'path' = 'url'): string {
 const TSX = pathToFileURL(requireFromRoot.resolve('tsx')).href;
 const LIMIT_MS = 60_000;
 
-function runExample(path: string, cwd: string, env: NodeJS.ProcessEnv) {
-  return startProcess(process.execPath, ['--import', TSX, path], { cwd, env, timeoutMs: LIMIT_MS }).exited;
+/** Runs an example in `dir` with `config` as $QUOTA_GUARD_CONFIG and the variables a user would set. */
+function runExample(example: Example, dir: string, config: string, env: NodeJS.ProcessEnv = {}) {
+  const file = join(dir, `example.${example.lang === 'ts' ? 'mts' : 'mjs'}`);
+  writeFileSync(file, resolveImports(example.code));
+  const { LOG_LEVEL: _quiet, ...inherited } = process.env;
+  return startProcess(process.execPath, ['--import', TSX, file], {
+    cwd: dir,
+    env: {
+      ...inherited,
+      QUOTA_GUARD_CONFIG: config,
+      QUOTA_GUARD_DATA: dir,
+      YOUTUBE_API_KEY: 'docs-example-key',
+      ...env,
+    },
+    timeoutMs: LIMIT_MS,
+  }).exited;
 }
 
 let sim: Simulator;
@@ -132,16 +146,7 @@ describe('the docs’ library examples', () => {
           `store:\n${store(dir)}cache:\n  path: ${join(dir, 'cache.db')}\nupstream:\n  baseUrl: ${sim.url}\n` +
             'credentials:\n  - id: default\n    apiKeyEnv: YOUTUBE_API_KEY\n',
         );
-        const file = join(dir, `example.${example.lang === 'ts' ? 'mts' : 'mjs'}`);
-        writeFileSync(file, resolveImports(example.code));
-        const { LOG_LEVEL: _quiet, ...env } = process.env;
-        const r = await runExample(file, dir, {
-          ...env,
-          QUOTA_GUARD_CONFIG: config,
-          QUOTA_GUARD_DATA: dir,
-          YOUTUBE_API_KEY: 'docs-example-key',
-          OTHER_API_URL: sim.url,
-        });
+        const r = await runExample(example, dir, config, { OTHER_API_URL: sim.url });
         expect(
           r.signal,
           `${example.file}:${example.line} did not exit within ${LIMIT_MS / 1000} s`,
@@ -152,4 +157,26 @@ describe('the docs’ library examples', () => {
       LIMIT_MS + 10_000,
     );
   });
+
+  // An example that catches quota-guard's errors catches a mistake in the config too: one line and
+  // the config's exit status, not a stack trace (loading and opening sit inside its try).
+  const handling = EXAMPLES.filter((e) => /\bisQuotaGuardError\(/.test(e.code));
+  it('are there: some examples catch quota-guard’s errors', () => {
+    expect(handling.length).toBeGreaterThanOrEqual(3);
+  });
+  it.each(handling.map((e) => [`${e.file}:${e.line}`, e] as const))(
+    '%s reports a config mistake in one line',
+    async (_name, example) => {
+      const dir = mkdtempSync(join(tmpdir(), 'qg-docs-bad-'));
+      const config = join(dir, 'quota-guard.yaml');
+      writeFileSync(config, `store:\n  url: sqlite:${join(dir, 'ledger.db')}\n  keyPrefx: "docs:"\n`);
+      const r = await runExample(example, dir, config);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({
+        code: 78,
+        stderr: `QG_CONFIG_INVALID: ${config}: store.keyPrefx: unknown key\n`,
+      });
+      expect(existsSync(join(dir, 'ledger.db'))).toBe(false);
+    },
+    LIMIT_MS + 10_000,
+  );
 });

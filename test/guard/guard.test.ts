@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nextMidnight } from '../../src/calendar-day.js';
 import { createGuard, type Guard, spendBudgets } from '../../src/guard/index.js';
+import type { SpendArgs } from '../../src/guard/types.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { UpstreamError } from '../../src/outcome/errors.js';
 import { BACKENDS, capture, config, openSqlite } from './helpers.js';
@@ -318,6 +319,15 @@ describe.each(BACKENDS)('guard on $name', ({ open }) => {
       code: 'QG_UNKNOWN_BUCKET',
     });
     await expect(guard.spend({ credential: 'c1', bucket: 'units', cost: 0 })).rejects.toMatchObject({
+      code: 'QG_INVALID_ARGUMENT',
+    });
+    // Left out (JavaScript has no type to catch it): said so, not "unknown credential 'undefined'".
+    const missing = { method: 'videos.list' } as unknown as SpendArgs;
+    await expect(guard.spend(missing)).rejects.toMatchObject({
+      code: 'QG_INVALID_ARGUMENT',
+      message: 'credential: required: the id of a configured credential (c1)',
+    });
+    expect((await guard.acquire(missing).catch((e: unknown) => e)) as object).toMatchObject({
       code: 'QG_INVALID_ARGUMENT',
     });
   });
