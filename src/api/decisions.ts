@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isQuotaGuardError, type QuotaGuardError } from '../errors.js';
+import { InvalidArgumentError, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import { quotaStatus } from '../guard/status.js';
 import { withMethod } from '../guard/tags.js';
@@ -328,6 +328,9 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
 
   async function status(req: IncomingMessage, client: ApiClient): Promise<unknown> {
     const credential = new URL(req.url ?? '/', 'http://x').searchParams.get('credential') ?? undefined;
+    if (credential === '') {
+      throw new InvalidArgumentError('credential', 'is empty: name a credential, or leave it out for all');
+    }
     if (credential !== undefined && !mayUse(client, credential)) {
       throw forbidden(`token '${client.name}' may not read credential '${credential}'`);
     }

@@ -19,12 +19,14 @@ export interface DecisionApiSetup {
   host: string;
   /** The tokens file (`--tokens`); required beyond loopback. */
   tokensFile?: string;
+  /** Or the tokens file already read (so that a bad file is refused before the store opens). */
+  tokens?: TokenFile;
   logger?: Logger;
   onRequest?: DecisionApiOptions['onRequest'];
 }
 
 export function decisionApiFor(s: DecisionApiSetup): DecisionApi {
-  if (s.tokensFile === undefined && !isLoopback(s.host)) {
+  if (s.tokens === undefined && s.tokensFile === undefined && !isLoopback(s.host)) {
     throw new ConfigError(
       [
         `the decision API serves beyond loopback (${s.host}) only with bearer tokens: give --tokens <file> (docs/http-api.md)`,
@@ -33,7 +35,8 @@ export function decisionApiFor(s: DecisionApiSetup): DecisionApi {
       { field: '--tokens' },
     );
   }
-  const tokens = s.tokensFile !== undefined ? new TokenFile(s.tokensFile, s.logger) : undefined;
+  s.tokens?.logTo(s.logger);
+  const tokens = s.tokens ?? (s.tokensFile !== undefined ? new TokenFile(s.tokensFile, s.logger) : undefined);
   return createDecisionApi({
     guard: s.guard,
     history: s.history,

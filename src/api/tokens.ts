@@ -97,7 +97,7 @@ export function sha256(token: string): Buffer {
 
 export class TokenFile {
   readonly #file: string;
-  readonly #logger: Logger | undefined;
+  #logger: Logger | undefined;
   #entries: TokenEntry[];
   #stamp: string;
   #checkedAt = 0;
@@ -108,6 +108,11 @@ export class TokenFile {
     this.#logger = logger;
     this.#stamp = this.#stat();
     this.#entries = this.#read();
+  }
+
+  /** Where to log the file's later reads (for a file read before the logger existed). */
+  logTo(logger: Logger | undefined): void {
+    this.#logger = logger;
   }
 
   get size(): number {

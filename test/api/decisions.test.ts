@@ -290,6 +290,9 @@ describe('GET /v1/status and the document', () => {
     expect(Object.keys(units.bySite)).toEqual(expect.arrayContaining(['php-cron', 'py-cron']));
     expect(units.byMethod['videos.list']).toBeGreaterThan(0);
     expect((await client(secrets['py-cron']).call('GET', `/v1/status?credential=${other}`)).status).toBe(403);
+    const empty = await client(secrets['py-cron']).call('GET', '/v1/status?credential=');
+    expect(empty.status).toBe(400);
+    expect(empty.body).toMatchObject({ error: { code: 'QG_INVALID_ARGUMENT', field: 'credential' } });
   });
 
   it('every route of openapi.yaml was called and answered as it says', () => {

@@ -3,9 +3,10 @@
  * job has run yet it opens (and so creates) the SQLite ledger as `spend` does, and its first spend
  * is recorded there.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/index.js';
+import { cli, expectOneLine } from '../cli/helpers.js';
 import { tmpPath } from '../job-library/helpers.js';
 import { ApiClient, type Served, startServe, writeConfig } from './helpers.js';
 
@@ -37,6 +38,30 @@ describe('serve --decisions on a host with no ledger yet', () => {
       expect(snap.used).toBe(1);
     } finally {
       await ledger.close();
+    }
+  });
+});
+
+describe('serve --decisions with a tokens file it cannot use', () => {
+  it('refuses it in one line (78) before the store opens: no ledger is created', async () => {
+    const path = tmpPath('never-created.db');
+    const config = writeConfig({ store: `sqlite:${path}`, cache: { path: tmpPath('cache-2.db') } });
+    const bad = tmpPath('tokens-bad.yaml');
+    writeFileSync(bad, 'tokens:\n  - name: php cron\n');
+    for (const tokens of [tmpPath('tokens-missing.yaml'), bad]) {
+      const r = await cli(
+        'serve',
+        '--decisions',
+        '--tokens',
+        tokens,
+        '--http',
+        '127.0.0.1:0',
+        '--config',
+        config,
+      );
+      expect(r.code, r.stderr).toBe(78);
+      expectOneLine(r.stderr, /tokens/);
+      expect(existsSync(path), tokens).toBe(false);
     }
   });
 });

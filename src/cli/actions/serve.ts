@@ -36,6 +36,8 @@ export async function run(opts: ServeOptions): Promise<number> {
   }
   const api = opts.decisions ? await import('../../api/index.js') : undefined;
   const tls = opts.tlsCert && opts.tlsKey ? api?.readTls(opts.tlsCert, opts.tlsKey) : undefined;
+  // Read before the store opens: a missing or malformed file creates nothing.
+  const tokens = opts.tokens !== undefined && api ? new api.TokenFile(opts.tokens) : undefined;
   // A store that is down at start: /healthz says so and the page answers 503 until it is back.
   // Without the decision API it only reads: a SQLite ledger that does not exist yet is
   // QG_STORE_NOT_FOUND (66), never created. With it, it spends, and opens the store as `spend` does.
@@ -63,7 +65,7 @@ export async function run(opts: ServeOptions): Promise<number> {
       guard,
       history: h,
       host: http.host,
-      ...(opts.tokens !== undefined ? { tokensFile: opts.tokens } : {}),
+      ...(tokens !== undefined ? { tokens } : {}),
       logger,
       onRequest: metrics.apiRequest,
     });
