@@ -438,7 +438,8 @@ export class Guard {
     const d = outcome.decision;
     if (!d?.allowed) return;
     try {
-      await this.ledger.refund(d);
+      // Refunded before (a report sent twice) or pruned: nothing to count.
+      if (!(await this.ledger.refund(d))) return;
       this.#stats.refunds++;
       this.#emit({ type: 'refund', outcome });
     } catch (e) {

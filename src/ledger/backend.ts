@@ -18,8 +18,8 @@ export interface BackendSpend {
 export interface LedgerBackend {
   readonly kind: LedgerKind;
   spend(req: BackendSpend): Promise<Decision>;
-  /** Remove entry `id` from each key's log (a no-op where it is gone already). */
-  refund(keys: string[], id: string): Promise<void>;
+  /** Remove entry `id` from each key's log (a no-op where it is gone already); true when it removed any. */
+  refund(keys: string[], id: string): Promise<boolean>;
   /** See `Ledger.settle`; a store that never leaves a spend unsettled need not implement it. */
   settle?(keys: string[], id: string, refund: boolean): Promise<Settlement>;
   peek(key: string, windowMs: number): Promise<Snapshot>;

@@ -47,9 +47,9 @@ export class CheckedLedger implements Ledger {
     }
   }
 
-  async refund(decision: Decision): Promise<void> {
+  async refund(decision: Decision): Promise<boolean> {
     const r = validateRefund(decision);
-    if (r) await this.#backend.refund(r.keys, r.id);
+    return r ? this.#backend.refund(r.keys, r.id) : false;
   }
 
   async settle(spend: UnsettledSpend, refund: boolean): Promise<Settlement> {

@@ -148,9 +148,9 @@ class RedisBackend implements LedgerBackend {
     stream.uncork();
   };
 
-  async refund(keys: string[], id: string): Promise<void> {
+  async refund(keys: string[], id: string): Promise<boolean> {
     this.#checkSlots(keys);
-    await this.#conn.call('refund', () => this.#scripts.refund(keys, id));
+    return (await this.#conn.call('refund', () => this.#scripts.refund(keys, id))) > 0;
   }
 
   /**

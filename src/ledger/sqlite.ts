@@ -498,12 +498,17 @@ class SqliteBackend implements LedgerBackend {
     }
   }
 
-  async refund(keys: string[], id: string): Promise<void> {
-    this.#run('refund', () => {
+  async refund(keys: string[], id: string): Promise<boolean> {
+    return this.#run('refund', () => {
+      let removed = false;
       for (const k of keys) {
         const key = this.#prefix + k;
-        for (const cost of this.#removeEntry.all(id, key)) this.#subtract.run(cost, key);
+        for (const cost of this.#removeEntry.all(id, key)) {
+          this.#subtract.run(cost, key);
+          removed = true;
+        }
       }
+      return removed;
     });
   }
 

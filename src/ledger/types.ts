@@ -117,8 +117,11 @@ export interface Ledger {
   /** Which backend this is: 'redis' | 'redis-cluster' | 'sqlite'. */
   readonly kind: LedgerKind;
   spend(req: SpendRequest): Promise<Decision>;
-  /** Take back an allowed spend. Idempotent; a denied decision is a no-op. */
-  refund(decision: Decision): Promise<void>;
+  /**
+   * Take back an allowed spend. Idempotent; a denied decision is a no-op. True when it took
+   * anything back (false: refunded before, pruned with its window, or denied).
+   */
+  refund(decision: Decision): Promise<boolean>;
   peek(req: PeekRequest): Promise<Snapshot>;
   /** Every spend on `key` denies until `untilEpochMs`. */
   block(key: string, untilEpochMs: number, reason?: string): Promise<void>;

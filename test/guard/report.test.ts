@@ -32,6 +32,11 @@ describe.each(BACKENDS.slice(0, 2))('guard.report ($name)', ({ open }) => {
       });
       // Only the sent spend is still charged.
       expect(await used()).toBe(a.cost);
+      // The same report again takes nothing back and counts no second refund.
+      await guard.report(b, { kind: 'never-sent' });
+      expect(await used()).toBe(a.cost);
+      expect(guard.stats().refunds).toBe(1);
+      expect(log.events.filter((e) => e.type === 'refund')).toHaveLength(1);
 
       const c = await guard.spend(args);
       now += 1000;
