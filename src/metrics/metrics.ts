@@ -262,8 +262,7 @@ export class Metrics {
       }
       case 'settled':
         this.settled.inc({ credential: e.outcome.credential, bucket: e.outcome.bucket, result: e.result });
-        // Spent unrecorded by this process's fail-open (a caller that decides counts its own).
-        if (e.unrecorded && e.outcome.reason === 'fail-open') this.#countFailOpen(e.outcome);
+        if (e.unrecorded) this.#countFailOpen(e.outcome);
         break;
       case 'upstream-error':
         this.upstreamErrors.inc({
