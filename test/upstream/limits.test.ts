@@ -4,7 +4,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/outcome/errors.js';
-import { createYouTubeClient, type YouTubeClient } from '../../src/upstream/client.js';
+import {
+  createYouTubeClient,
+  type YouTubeClient,
+  type YouTubeClientOptions,
+} from '../../src/upstream/client.js';
 import { drip, failure, flood, httpServer, KEY, type Running } from './helpers.js';
 
 const open: (Running | YouTubeClient)[] = [];
@@ -12,16 +16,21 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((x) => x.close()));
 });
 
+/** A loopback server answering with `handler`, and a client of it with `options`; both closed after each test. */
+async function clientOf(
+  handler: Parameters<typeof httpServer>[0],
+  options: Omit<YouTubeClientOptions, 'baseUrl' | 'apiKey'>,
+): Promise<YouTubeClient> {
+  const server = await httpServer(handler);
+  open.push(server);
+  const client = createYouTubeClient({ baseUrl: server.url, apiKey: KEY, ...options });
+  open.push(client);
+  return client;
+}
+
 describe('one request has a deadline, connect to last byte', () => {
   it('ends an upstream that drips a byte every 200 ms although no gap trips the body timeout', async () => {
-    const server = await httpServer(drip(200));
-    open.push(server);
-    const client = createYouTubeClient({
-      baseUrl: server.url,
-      apiKey: KEY,
-      timeouts: { bodyMs: 5_000, totalMs: 1_000 },
-    });
-    open.push(client);
+    const client = await clientOf(drip(200), { timeouts: { bodyMs: 5_000, totalMs: 1_000 } });
     const started = Date.now();
     const err = await failure(client.videosListChart({ regionCode: 'US' }));
     expect(err).toBeInstanceOf(UpstreamError);
@@ -37,14 +46,8 @@ describe('one request has a deadline, connect to last byte', () => {
   });
 
   it('counts a deadline before any header as maybe charged', async () => {
-    const server = await httpServer(() => {}); // never answers
-    open.push(server);
-    const client = createYouTubeClient({
-      baseUrl: server.url,
-      apiKey: KEY,
-      timeouts: { headersMs: 10_000, totalMs: 500 },
-    });
-    open.push(client);
+    // Never answers.
+    const client = await clientOf(() => {}, { timeouts: { headersMs: 10_000, totalMs: 500 } });
     const e = (await failure(client.videosListChart({ regionCode: 'US' }))) as UpstreamError;
     expect(e.code).toBe('QG_UPSTREAM_DEADLINE');
     expect(e.reached).toBe('maybe');
@@ -55,11 +58,8 @@ describe('one request has a deadline, connect to last byte', () => {
 describe('an answer larger than maxResponseBytes', () => {
   it('stops reading a 100 MB stream at the limit and closes the connection', async () => {
     const sent = { bytes: 0 };
-    const server = await httpServer(flood(100 * 2 ** 20, sent));
-    open.push(server);
     const limit = 2 ** 20;
-    const client = createYouTubeClient({ baseUrl: server.url, apiKey: KEY, maxResponseBytes: limit });
-    open.push(client);
+    const client = await clientOf(flood(100 * 2 ** 20, sent), { maxResponseBytes: limit });
     const e = (await failure(client.videosListChart({ regionCode: 'US' }))) as UpstreamError;
     expect(e.code).toBe('QG_UPSTREAM_TOO_LARGE');
     expect(e.reached).toBe('yes');
@@ -73,13 +73,13 @@ describe('an answer larger than maxResponseBytes', () => {
   });
 
   it('refuses a declared Content-Length over the limit before reading a byte', async () => {
-    const server = await httpServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(100 * 2 ** 20) });
-      res.write('{');
-    });
-    open.push(server);
-    const client = createYouTubeClient({ baseUrl: server.url, apiKey: KEY, maxResponseBytes: 2 ** 20 });
-    open.push(client);
+    const client = await clientOf(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(100 * 2 ** 20) });
+        res.write('{');
+      },
+      { maxResponseBytes: 2 ** 20 },
+    );
     const e = (await failure(client.videosListChart({ regionCode: 'US' }))) as UpstreamError;
     expect(e.code).toBe('QG_UPSTREAM_TOO_LARGE');
     expect(e.details?.['bytesRead']).toBe(0);
