@@ -263,8 +263,10 @@ export interface OpenLedgerOptions extends RedisConnectOptions {
   /** SQLite busy timeout in ms (default 5000). */
   busyTimeoutMs?: number;
   /**
-   * SQLite only: create the file when it does not exist (default true). False for commands that
-   * only read: a missing file is then `QG_STORE_NOT_FOUND` and nothing is created.
+   * SQLite: create the file when it does not exist (default true). False for commands that only
+   * read: a missing file is then `QG_STORE_NOT_FOUND` and nothing is created. False without
+   * `writes` means the command only reads, on either store: nothing is written at open (no SQLite
+   * migration, the connection opened read-only; no Redis format key).
    */
   create?: boolean;
   /**
