@@ -102,6 +102,8 @@ export const LEDGER_FORMAT: StoreFormat = {
   ],
   // Version 3 holds every table the ledger reads; the run history reads a run without its client.
   readableFrom: 3,
+  // An allowed spend is answered once its commit is on the disk (docs/sqlite.md, "Durability").
+  synchronous: 'FULL',
   unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
 };
 

@@ -285,4 +285,11 @@ export interface OpenLedgerOptions extends RedisConnectOptions {
   bootId?: string;
   /** SQLite only: the clock (epoch ms), for tests. Redis always uses the server's clock. */
   now?: () => number;
+  /**
+   * SQLite only: `PRAGMA synchronous`. `FULL` (the default) syncs the WAL at every commit, so an
+   * allowed spend is on the disk before it is answered, and a commit the disk refuses is
+   * `QG_STORE_UNAVAILABLE`; `NORMAL` answers before the disk has it (faster; the last spends before
+   * a power cut, or before the disk failed, can be lost). docs/sqlite.md, "Durability".
+   */
+  synchronous?: 'FULL' | 'NORMAL';
 }

@@ -64,6 +64,12 @@ export interface StoreFormat extends StoreIdentity {
    * run only through `quota-guard migrate` (default: none; every step runs when a command writes).
    */
   explicitFrom?: number;
+  /**
+   * `PRAGMA synchronous` of a connection that writes (docs/sqlite.md, "Durability"): `FULL` syncs
+   * the WAL at every commit, so a commit that returns is on the disk; `NORMAL` (the default) syncs
+   * only at checkpoints, so the last commits before a power cut or a failed write-back can be lost.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
   /** The store's error for a file of its own it cannot read (newer schema, damaged). */
   unreadable: (message: string, options: QuotaGuardErrorOptions) => QuotaGuardError;
 }

@@ -5,7 +5,7 @@
  *    unless the caller only reads; a file that is not an SQLite database, or that holds another
  *    application's database or the other quota-guard store, is refused with one line saying what is
  *    in it, and is left byte for byte as it was.
- * 2. Connection settings (busy timeout, WAL, synchronous = NORMAL, checkpoint sizes; docs/sqlite.md).
+ * 2. Connection settings (busy timeout, WAL, the format's `synchronous`, checkpoint sizes; docs/sqlite.md).
  * 3. The schema version in `PRAGMA user_version`: a newer one is refused, an older one migrated
  *    forward, each step in its own `BEGIN IMMEDIATE` transaction re-checked under the lock — the
  *    steps the previous release can still read; the others wait for `quota-guard migrate`
@@ -60,6 +60,8 @@ export interface OpenStoreOptions {
   writes?: boolean;
   /** The store's own connection settings, applied after the shared ones on every open. */
   pragmas?: (db: Database.Database) => void;
+  /** `PRAGMA synchronous` of a connection that writes, instead of the format's (the bench compares them). */
+  synchronous?: 'FULL' | 'NORMAL';
 }
 
 export interface OpenedStore {
@@ -264,7 +266,7 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
     }
     db = new Database(file, { timeout });
     const version = identify(db, format, label);
-    connectionSettings(db, memory);
+    connectionSettings(db, memory, opts.synchronous ?? format.synchronous ?? 'NORMAL');
     opts.pragmas?.(db);
     const upTo = automaticUpTo(format);
     migrate(db, format, version, upTo);
@@ -287,13 +289,13 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
 }
 
 /** The settings of a connection that writes (docs/sqlite.md, "Pragmas"). */
-function connectionSettings(db: Database.Database, memory: boolean): void {
+function connectionSettings(db: Database.Database, memory: boolean, synchronous: 'FULL' | 'NORMAL'): void {
   if (!memory) {
     db.pragma('journal_mode = WAL');
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   }
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${synchronous}`);
 }
 
 /** What `quota-guard migrate` did to one file, or would do with `dryRun`. */
@@ -342,7 +344,7 @@ export function migrateStore(
       report.steps.push({ from: v, change: describeStep(format, v), previousReads: v < explicit });
     }
     if (!opts.dryRun && from < to) {
-      connectionSettings(db, false);
+      connectionSettings(db, false, format.synchronous ?? 'NORMAL');
       migrate(db, format, from, to);
     }
     return report;
