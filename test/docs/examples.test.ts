@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
 

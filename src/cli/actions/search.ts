@@ -1,7 +1,7 @@
 /** `quota-guard search`: the action (its options are declared in src/cli/commands/search.ts). */
 
-import { openCache } from '../../cache/index.js';
 import { terminalJson } from '../../terminal-text.js';
+import { openCache } from '../../youtube/cache/index.js';
 import type { SearchCommandOptions } from '../commands/search.js';
 import { loadCliConfig } from '../config.js';
 import { renderSearch } from '../render/search.js';

@@ -1,7 +1,7 @@
 /** `quota-guard simulate`: the action (its options are declared in src/cli/commands/simulate.ts). */
 import pino from 'pino';
 import { ExitCode } from '../../errors.js';
-import { type SimulatorOptions, startSimulator } from '../../simulator/index.js';
+import { type SimulatorOptions, startSimulator } from '../../youtube/simulator/index.js';
 import type { SimulateOptions } from '../commands/simulate.js';
 import { profileFor } from '../profile.js';
 
