@@ -10,7 +10,7 @@ import {
 } from '../../youtube/job-library/backfill.js';
 import { backfillProgress } from '../../youtube/job-library/progress.js';
 import { jobJson, jobLine } from '../../youtube/job-library/summary.js';
-import type { BackfillCommandOptions } from '../commands/backfill.js';
+import type { BackfillCommandOptions } from '../command-options.js';
 import { cliLogOutput } from '../context.js';
 import { dryRunCommand } from '../dry-run.js';
 import { preflight, withJobs } from '../job-commands.js';

@@ -5,7 +5,7 @@ import { terminalJson } from '../../terminal-text.js';
 import { trendingDryRun } from '../../youtube/job-library/dry-run.js';
 import { jobJson } from '../../youtube/job-library/summary.js';
 import { runTrending } from '../../youtube/job-library/trending.js';
-import type { FetchOptions } from '../commands/fetch.js';
+import type { FetchOptions } from '../command-options.js';
 import { dryRunCommand } from '../dry-run.js';
 import { preflight, withJobs } from '../job-commands.js';
 import { renderFetch } from '../render/fetch.js';

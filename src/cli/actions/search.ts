@@ -2,7 +2,7 @@
 
 import { terminalJson } from '../../terminal-text.js';
 import { openCache } from '../../youtube/cache/index.js';
-import type { SearchCommandOptions } from '../commands/search.js';
+import type { SearchCommandOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { renderSearch } from '../render/search.js';
 

@@ -12,7 +12,7 @@ import { renderStatusPage, statusPageData } from '../../metrics/page.js';
 import { startMetricsServer } from '../../metrics/server.js';
 import { abortOnSignals } from '../../runs/job-run.js';
 import { scheduledNeed } from '../../youtube/cron-runs.js';
-import type { ServeOptions } from '../commands/serve.js';
+import type { ServeOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { openContext } from '../context.js';
 

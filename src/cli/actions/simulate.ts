@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { ExitCode } from '../../errors.js';
 import { type SimulatorOptions, startSimulator } from '../../youtube/simulator/index.js';
-import type { SimulateOptions } from '../commands/simulate.js';
+import type { SimulateOptions } from '../command-options.js';
 import { profileFor } from '../profile.js';
 
 /** Resolves on the first SIGINT or SIGTERM. */

@@ -16,7 +16,7 @@ import { terminalJson } from '../../terminal-text.js';
 import { provideTimeLibs } from '../../time-libs.js';
 import { scheduledNeed } from '../../youtube/cron-runs.js';
 import { regionFreshness } from '../../youtube/freshness.js';
-import type { StatusOptions } from '../commands/status.js';
+import type { StatusOptions } from '../command-options.js';
 import { withContext } from '../context.js';
 import { outputWidth } from '../render/format.js';
 import { renderStatus, type StatusView } from '../render/status.js';
