@@ -1,5 +1,5 @@
 /**
- * The tokenizer's memos (src/cache/tokenize.ts): what they hold when full, and what their size
+ * The tokenizer's memos (src/youtube/cache/tokenize.ts): what they hold when full, and what their size
  * does to the ingest. Not a bench section; run on its own:
  *
  *   node --expose-gc --import tsx bench/tokenize-memos.ts memory [videos] [share in other scripts]
