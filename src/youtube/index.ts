@@ -25,6 +25,7 @@ export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } fro
 export { runTrending, type TrendingOptions } from './job-library/trending.js';
 export type { JobContext, JobOutcome, JobResult } from './job-library/types.js';
 // The budget plan
-export { type PlanOptions, type PlanReport, planBudget } from './plan/plan.js';
+export { planBudget } from './plan/plan.js';
+export type { PlanOptions, PlanReport } from './plan/types.js';
 // The upstream client
 export { createYouTubeClient, type YouTubeClient, type YouTubeClientOptions } from './upstream/client.js';

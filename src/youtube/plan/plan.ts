@@ -39,17 +39,6 @@ import type {
   PlanReport,
 } from './types.js';
 
-export type {
-  BucketPlan,
-  CheckKind,
-  PlanChange,
-  PlanCheck,
-  PlanLine,
-  PlanOptions,
-  PlanReport,
-  SourceKind,
-} from './types.js';
-
 const DAY_MS = 86_400_000;
 /** Whole days looked at: a week covers weekly cron patterns. */
 const HORIZON_DAYS = 7;
