@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/guard.js';
 import { openLedger } from '../../src/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { ANY_KEY_PROJECT, type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { ANY_KEY_PROJECT, type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { cli } from '../cli/helpers.js';
 import { type HistoryRun, historyRuns, type Served, startServe, tokensFile, writeConfig } from './helpers.js';
 

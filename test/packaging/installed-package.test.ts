@@ -89,7 +89,9 @@ import('quota-guard').then((esm) => {
     });
     // The same ES module files serve require(): there is no second (CommonJS) build.
     expect(out['paths']).toEqual(
-      ['dist/index.js', 'dist/youtube.js', 'dist/simulator/index.js'].map((f) => join(pkg.dir, f)),
+      ['dist/index.js', 'dist/youtube/index.js', 'dist/youtube/simulator/index.js'].map((f) =>
+        join(pkg.dir, f),
+      ),
     );
   });
 
