@@ -18,7 +18,8 @@ import {
 import { QuotaGuardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
-import { badResponse, type CallContext, errorFromResponse, errorFromTransport } from './classify.js';
+import { deadlineError, errorFromTransport, readBounded, tooLargeError } from '../outcome/transport.js';
+import { badResponse, type CallContext, errorFromResponse } from './classify.js';
 import { redactKeyParam, redactText } from './redact.js';
 import {
   type BatchGetStatsResponse,
@@ -336,7 +337,7 @@ async function request<S extends z.ZodType>(
     const body = await readBounded(res.body, headers, t.settings.maxResponseBytes, (n) => {
       bytesRead = n;
     });
-    if (body === undefined) throw tooLarge(ctx, status, bytesRead, t.settings.maxResponseBytes);
+    if (body === undefined) throw tooLargeError(ctx, status, bytesRead, t.settings.maxResponseBytes);
     text = body;
   } catch (e) {
     const err =
@@ -371,73 +372,6 @@ async function request<S extends z.ZodType>(
     throw err;
   }
   return parseBody(ctx, status, text, schema, log);
-}
-
-/**
- * The body as text, or undefined once it passes `max` bytes: a declared Content-Length over it is
- * refused before a byte is read, and reading stops at the first chunk past it (the socket is
- * closed, never the whole answer buffered).
- */
-async function readBounded(
-  body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
-  headers: Record<string, string | string[] | undefined>,
-  max: number,
-  progress: (bytes: number) => void,
-): Promise<string | undefined> {
-  const declared = Number(headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) {
-    body.destroy();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    progress(size);
-    if (size > max) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-/** The answer is larger than the client reads: sent, answered, charged. */
-function tooLarge(ctx: CallContext, status: number, bytesRead: number, max: number): UpstreamError {
-  return new UpstreamError(
-    'QG_UPSTREAM_TOO_LARGE',
-    `${ctx.method}: the answer is larger than ${max} bytes (upstream.maxResponseBytes); reading stopped`,
-    {
-      reached: 'yes',
-      status,
-      method: ctx.method,
-      url: ctx.url,
-      details: { bytesRead, maxResponseBytes: max },
-    },
-  );
-}
-
-/** The whole request outlived its deadline: it may have been received, so it counts as charged. */
-function deadlineError(
-  ctx: CallContext,
-  totalMs: number,
-  answered: boolean,
-  status: number,
-  bytesRead: number,
-): UpstreamError {
-  const when = answered ? `the answer was still arriving (${bytesRead} bytes)` : 'no answer yet';
-  return new UpstreamError(
-    'QG_UPSTREAM_DEADLINE',
-    `${ctx.method}: no complete answer within ${totalMs} ms (upstream.deadline): ${when}`,
-    {
-      reached: answered ? 'yes' : 'maybe',
-      ...(answered ? { status } : {}),
-      method: ctx.method,
-      url: ctx.url,
-      details: { deadlineMs: totalMs, bytesRead },
-    },
-  );
 }
 
 function parseBody<S extends z.ZodType>(
