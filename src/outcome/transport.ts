@@ -9,7 +9,10 @@
  * those errors in its connector), or the request was refused before it was dispatched (pool
  * closed, already aborted). Everything else (reset, headers or body timeout, a half-read body) may
  * have been received: 'maybe'.
+ *
+ * undici is named here by type only: the client that opens a pool loads it.
  */
+import type { buildConnector, Dispatcher } from 'undici';
 import { type Reached, UpstreamError } from './errors.js';
 import { redactText } from './redact.js';
 
@@ -146,4 +149,80 @@ export function errorFromTransport(e: unknown, facts: TransportFacts, ctx: Trans
     cause,
     ...(typeof code === 'string' ? { details: { transportCode: code } } : {}),
   });
+}
+
+/**
+ * A connector that remembers the errors it failed with: an error that came out of connection
+ * establishment proves the request was never written (`reached: 'never'`).
+ */
+export function rememberConnectFailures(base: buildConnector.connector): {
+  connect: buildConnector.connector;
+  failures: WeakSet<object>;
+} {
+  const failures = new WeakSet<object>();
+  const connect: buildConnector.connector = (opts, callback) =>
+    base(opts, (...args) => {
+      const err = args[0];
+      if (err) failures.add(err);
+      callback(...args);
+    });
+  return { connect, failures };
+}
+
+export interface BoundedGet {
+  pool: Pick<Dispatcher, 'request'>;
+  /** Path and query, as the pool's origin takes it. */
+  path: string;
+  headers: Record<string, string>;
+  /** The whole request, connect + headers + body (the deadline). */
+  totalMs: number;
+  /** The largest body read. */
+  maxBytes: number;
+  ctx: TransportContext;
+  /** The pool's connector's failures (`rememberConnectFailures`). */
+  connectFailures: WeakSet<object>;
+  signal?: AbortSignal;
+}
+
+export interface BoundedAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * One GET under one deadline for connect, headers and body together, its body read up to a cap.
+ * Any status is an answer; a transport failure, the deadline or a body over the cap rejects with
+ * an `UpstreamError` (`QG_UPSTREAM_TRANSPORT`, `QG_UPSTREAM_DEADLINE`, `QG_UPSTREAM_TOO_LARGE`).
+ */
+export async function boundedGet(r: BoundedGet): Promise<BoundedAnswer> {
+  const callerSignal = r.signal;
+  const abortedBeforeDispatch = callerSignal?.aborted === true;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new Error('deadline')), r.totalMs);
+  timer.unref();
+  const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal;
+  let status = 0;
+  let answered = false;
+  let bytesRead = 0;
+  try {
+    if (abortedBeforeDispatch) throw callerSignal?.reason ?? new Error('aborted');
+    const res = await r.pool.request({ method: 'GET', path: r.path, headers: r.headers, signal });
+    answered = true;
+    status = res.statusCode;
+    const text = await readBounded(res.body, res.headers, r.maxBytes, (n) => {
+      bytesRead = n;
+    });
+    if (text === undefined) throw tooLargeError(r.ctx, status, bytesRead, r.maxBytes);
+    return { status, headers: res.headers, text };
+  } catch (e) {
+    if (e instanceof UpstreamError) throw e;
+    if (deadline.signal.aborted && callerSignal?.aborted !== true) {
+      throw deadlineError(r.ctx, r.totalMs, answered, status, bytesRead);
+    }
+    const connectFailed = typeof e === 'object' && e !== null && r.connectFailures.has(e);
+    throw errorFromTransport(e, { connectFailed, abortedBeforeDispatch }, r.ctx);
+  } finally {
+    clearTimeout(timer);
+  }
 }
