@@ -26,6 +26,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as z from 'zod';
 import { InvalidArgumentError } from '../errors.js';
 import type { QuotaProfile } from '../profiles/profiles.js';
+import { readJson, readText } from './body.js';
 import type { UsageMinutes } from './usage-minutes.js';
 
 export const NET_USAGE = 'serviceruntime.googleapis.com/quota/rate/net_usage';
@@ -34,7 +35,6 @@ const METADATA = '/computeMetadata/v1';
 /** Minutes between a minute's end and its point showing, by default. */
 const DEFAULT_DELAY_MINUTES = 4;
 const MAX_PAGE = 100_000;
-const MAX_BODY = 64 * 1024;
 
 const CloudFaultsSchema = z.strictObject({
   /** Every read answers 401 UNAUTHENTICATED. */
@@ -394,7 +394,7 @@ export class GoogleCloud implements GoogleCloudControl {
   }
 
   #oauth(req: IncomingMessage, res: ServerResponse): void {
-    readBody(req).then(
+    readText(req).then(
       (text) => {
         const form = new URLSearchParams(text);
         if (
@@ -453,8 +453,7 @@ export class GoogleCloud implements GoogleCloudControl {
     try {
       if (route === 'POST /token') value = this.#tokenBody();
       else if (route === 'POST /faults') {
-        const body = await readBody(req);
-        this.setFaults(body.trim() === '' ? {} : (JSON.parse(body) as CloudFaultOptions));
+        this.setFaults((await readJson(req)) as CloudFaultOptions);
       } else if (route === 'DELETE /faults') this.clearFaults();
       else if (route !== 'GET /') {
         status = 404;
@@ -503,20 +502,4 @@ export class GoogleCloud implements GoogleCloudControl {
 
 function errorBody(e: CloudError): string {
   return JSON.stringify({ error: { code: e.status, message: e.message, status: e.rpc } });
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        req.destroy();
-        reject(new Error('body too large'));
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
