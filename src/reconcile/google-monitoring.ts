@@ -18,6 +18,11 @@
 import { buildConnector, Pool } from 'undici';
 import * as z from 'zod/mini';
 import { positiveIntOption } from '../argument-checks.js';
+import {
+  DEFAULT_COUNT_DEADLINE_MS,
+  DEFAULT_COUNT_MAX_RESPONSE_BYTES,
+  DEFAULT_MONITORING_URL,
+} from '../config/defaults.js';
 import { QuotaGuardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
@@ -27,11 +32,8 @@ import '../zod-mini.js';
 import type { AccessTokenSource } from './google-auth.js';
 import { type CountAnswer, type CountQuery, minutesOf, type UpstreamCountSource } from './source.js';
 
-export const DEFAULT_MONITORING_URL = 'https://monitoring.googleapis.com';
 /** The metric Google's own quota pages sum over the day for a rate quota's usage. */
 export const NET_USAGE_METRIC = 'serviceruntime.googleapis.com/quota/rate/net_usage';
-export const DEFAULT_COUNT_DEADLINE_MS = 30_000;
-export const DEFAULT_COUNT_MAX_RESPONSE_BYTES = 16 * 2 ** 20;
 /** The most pages one count reads: a day of minutes for every method fits in far fewer. */
 export const MAX_COUNT_PAGES = 50;
 
@@ -136,7 +138,7 @@ export function cloudMonitoringSource(options: CloudMonitoringOptions): Upstream
           q.quotas.filter((x) => serviceOf(x.metric) === service).map((x) => [x.metric, x.bucket]),
         );
         const query = new URLSearchParams({
-          filter: `metric.type = "${metricType}" AND resource.type = "consumer_quota" AND resource.labels.service = "${service}"`,
+          filter: `metric.type = "${q.usageMetric ?? metricType}" AND resource.type = "consumer_quota" AND resource.labels.service = "${service}"`,
           'interval.startTime': new Date(q.fromMs).toISOString(),
           'interval.endTime': new Date(q.toMs).toISOString(),
           view: 'FULL',

@@ -16,6 +16,11 @@ export interface CountQuery {
   /** The project whose usage is read, e.g. a Google Cloud project id. */
   project: string;
   quotas: readonly CountedQuota[];
+  /**
+   * The upstream's name of the count to read, when it keeps several (Cloud Monitoring's metric
+   * type, e.g. `serviceruntime.googleapis.com/quota/rate/net_usage`); omitted: the source's own.
+   */
+  usageMetric?: string;
   /** The span's first minute (epoch ms, on a minute boundary). */
   fromMs: number;
   /** The end of the span's last minute (epoch ms, exclusive). */
