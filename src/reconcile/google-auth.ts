@@ -35,8 +35,9 @@ export function googleAuthTokens(options: GoogleAuthOptions = {}): AccessTokenSo
   return {
     async token() {
       auth ??= import('google-auth-library').then(
-        ({ GoogleAuth }) =>
-          new GoogleAuth({
+        (mod) =>
+          // A CommonJS package: Node names its exports, the CLI's bundle gives them as `default`.
+          new (mod.GoogleAuth ?? (mod as unknown as { default: typeof mod }).default.GoogleAuth)({
             scopes: [...(options.scopes ?? [MONITORING_READ_SCOPE])],
             ...(options.projectId !== undefined ? { projectId: options.projectId } : {}),
             ...(options.keyFile !== undefined ? { keyFilename: options.keyFile } : {}),
