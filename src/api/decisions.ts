@@ -118,13 +118,18 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** A spend's answer: the guard's SpendOutcome values, times absolute as ISO and epoch ms. */
-export function spendAnswer(o: SpendOutcome, entry: string): Record<string, unknown> {
+/**
+ * A spend's answer: the guard's SpendOutcome values, times absolute as ISO and epoch ms. With
+ * `allowUnknown`, a spend whose store command was sent but not answered (it may still run) is
+ * `unknown` rather than `store-down`: the caller resolves its entry later (/v1/record, /v1/void).
+ */
+export function spendAnswer(o: SpendOutcome, entry: string, allowUnknown = false): Record<string, unknown> {
   const storeDown = o.reason === 'fail-open' || o.reason === 'store-down';
+  const unknown = storeDown && allowUnknown && o.unsettled !== undefined;
   const resumeAtMs = o.at + o.retryAfterMs;
   return {
     allowed: storeDown ? false : o.allowed,
-    reason: storeDown ? 'store-down' : o.reason,
+    reason: unknown ? 'unknown' : storeDown ? 'store-down' : o.reason,
     entry,
     replayed: o.replayed === true,
     credential: o.credential,
@@ -388,7 +393,7 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
       if (route === 'spend') {
         const body = spendBody(raw);
         const outcome = await spend(body, c);
-        const answer = spendAnswer(outcome, outcome.entry ?? '');
+        const answer = spendAnswer(outcome, outcome.entry ?? '', body.allowUnknown === true);
         count(route, outcome.replayed ? 'replayed' : String(answer['reason']), client);
         send(
           res,

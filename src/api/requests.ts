@@ -23,6 +23,11 @@ export interface SpendBody {
   tier: Tier;
   tag?: string;
   entry?: string;
+  /**
+   * The caller takes `reason: 'unknown'` for a spend whose store command may still run (it resolves
+   * the entry later with /v1/record or /v1/void); without it such a spend is answered `store-down`.
+   */
+  allowUnknown?: boolean;
 }
 
 export interface ReportBody {
@@ -80,7 +85,16 @@ function required<T>(v: T | undefined, field: string): T {
   return v;
 }
 
-const SPEND_FIELDS = ['credential', 'method', 'bucket', 'cost', 'tier', 'tag', 'entry'] as const;
+const SPEND_FIELDS = [
+  'credential',
+  'method',
+  'bucket',
+  'cost',
+  'tier',
+  'tag',
+  'entry',
+  'allowUnknown',
+] as const;
 
 export function spendBody(body: unknown): SpendBody {
   const o = object(body, SPEND_FIELDS);
@@ -106,9 +120,14 @@ export function spendBody(body: unknown): SpendBody {
     throw new InvalidArgumentError('tag', `must be text of at most ${MAX_CLIENT_TAG} characters`);
   }
   const entry = text(o, 'entry', ENTRY_ID, '1 to 64 characters of A-Z a-z 0-9 _ . -');
+  const allowUnknown = o['allowUnknown'];
+  if (allowUnknown !== undefined && typeof allowUnknown !== 'boolean') {
+    throw new InvalidArgumentError('allowUnknown', 'must be true or false');
+  }
   return {
     credential,
     tier: tier as Tier,
+    ...(allowUnknown === true ? { allowUnknown } : {}),
     ...(method !== undefined ? { method } : {}),
     ...(bucket !== undefined ? { bucket } : {}),
     ...(cost !== undefined ? { cost: cost as number } : {}),
