@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { journalDir } from './drivers.js';
 import { ApiClient, type Served, startServe, writeConfig } from './helpers.js';
 
 const run = promisify(execFile);
@@ -49,10 +50,11 @@ for url in (sys.argv[1], "http://127.0.0.1:9"):
         out[("up" if url == sys.argv[1] else "unreachable") + "-" + mode] = [d.allowed, d.reason]
 print(json.dumps(out))
 `;
-  const py = JSON.parse((await run('python3', ['-c', script, served.url], { cwd: PY })).stdout) as Record<
-    string,
-    [boolean, string]
-  >;
+  // Their fail-open spends go to a journal of the test's own.
+  const env = { ...process.env, QUOTA_GUARD_JOURNAL: join(journalDir(), 'journal.jsonl') };
+  const py = JSON.parse(
+    (await run('python3', ['-c', script, served.url], { cwd: PY, env })).stdout,
+  ) as Record<string, [boolean, string]>;
   expect(py).toEqual({
     'up-open': [true, 'fail-open'],
     'up-closed': [false, 'store-down'],
@@ -72,6 +74,9 @@ foreach ([$argv[1] => 'up', 'http://127.0.0.1:9' => 'unreachable'] as $url => $n
 }
 echo json_encode($out);
 `;
-  const ph = JSON.parse((await run('php', ['-r', php, '--', served.url])).stdout) as Record<string, unknown>;
+  const ph = JSON.parse((await run('php', ['-r', php, '--', served.url], { env })).stdout) as Record<
+    string,
+    unknown
+  >;
   expect(ph).toEqual(py);
 });
