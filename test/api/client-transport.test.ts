@@ -13,19 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { tmpPath } from '../job-library/helpers.js';
-import {
-  CLIENT_DIR,
-  closedPort,
-  drive,
-  hungServer,
-  journalDir,
-  journalLines,
-  LANGS,
-  type Listening,
-  notingProxy,
-  subPathProxy,
-} from './drivers.js';
+import { CLIENT_DIR, drive, journalDir, journalLines, LANGS } from './drivers.js';
 import { type Served, startServe, tokensFile, writeConfig } from './helpers.js';
+import { closedPort, hungServer, type Listening, notingProxy, subPathProxy } from './proxies.js';
 
 const run = promisify(execFile);
 const DAY = 86_400_000;

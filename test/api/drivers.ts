@@ -1,13 +1,9 @@
 /**
  * The Python and PHP clients driven through one scenario each (test/api/drivers/driver.{py,php}):
- * the same steps in both languages, the same results back, with each step's duration. And small
- * loopback servers the clients are tried against: one that never answers, one that serves the API
- * under a sub-path, one that stands as an HTTP proxy.
+ * the same steps in both languages, the same results back, with each step's duration.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, request } from 'node:http';
-import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -123,90 +119,4 @@ export function journalLines(path: string): JournalLine[] {
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as JournalLine);
-}
-
-export interface Listening {
-  url: string;
-  port: number;
-  close(): Promise<void>;
-}
-
-async function listen(server: Server, sockets: Set<Socket>): Promise<Listening> {
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
-
-/** A server that accepts connections and reads requests but never answers (a hung service). */
-export function hungServer(): Promise<Listening & { requests: () => number }> {
-  let requests = 0;
-  const sockets = new Set<Socket>();
-  const server = createServer((s) => {
-    s.on('error', () => {});
-    s.on('data', (d) => {
-      if (/^(GET|POST) /.test(d.toString('latin1'))) requests++;
-    });
-  });
-  return listen(server, sockets).then((l) => ({ ...l, requests: () => requests }));
-}
-
-/** A reverse proxy serving `target` under `/quota/` only: any other path is a 404 of its own. */
-export function subPathProxy(target: string): Promise<Listening & { paths: string[] }> {
-  const paths: string[] = [];
-  const t = new URL(target);
-  const sockets = new Set<Socket>();
-  const server = createHttpServer((req, res) => {
-    paths.push(req.url ?? '');
-    if (!req.url?.startsWith('/quota/')) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such path on this proxy');
-      return;
-    }
-    const up = request(
-      {
-        host: t.hostname,
-        port: t.port,
-        method: req.method,
-        path: req.url.slice('/quota'.length),
-        headers: req.headers,
-      },
-      (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      },
-    );
-    up.on('error', () => res.writeHead(502).end());
-    req.pipe(up);
-  });
-  return listen(server as unknown as Server, sockets).then((l) => ({ ...l, paths }));
-}
-
-/** An HTTP proxy that only notes what reached it (and answers 502): the requests it saw, headers and all. */
-export function notingProxy(): Promise<Listening & { seen: IncomingMessage['headers'][] }> {
-  const seen: IncomingMessage['headers'][] = [];
-  const sockets = new Set<Socket>();
-  const server = createHttpServer((req, res) => {
-    seen.push(req.headers);
-    req.resume();
-    res.writeHead(502, { 'content-type': 'text/plain' }).end('proxy');
-  });
-  return listen(server as unknown as Server, sockets).then((l) => ({ ...l, seen }));
-}
-
-/** A port nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const l = await listen(createServer(), new Set());
-  await l.close();
-  return l.port;
 }
