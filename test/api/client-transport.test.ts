@@ -6,7 +6,7 @@
  * unset token. Real php-cli and python3 against a real `serve --decisions` on SQLite.
  */
 import { execFile } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -134,6 +134,44 @@ describe.each(LANGS)('the %s client', (lang) => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ op: 'record', body: { method: 'videos.list', tag: 'trending:US' } });
     expect(JSON.stringify(lines)).not.toContain(token);
+  });
+
+  it('records a journalled fail-open spend at its own time once the service answers, once however often it is sent', async () => {
+    const journal = join(journalDir(), 'j.jsonl');
+    const made = await drive(lang, { url: refused, token, deadline: 0.3, journal }, [
+      { do: 'spend', bucket: 'units', cost: 2, tag: `late-${lang}`, failMode: 'open' },
+    ]);
+    expect(made.results[0]).toMatchObject({ allowed: true, reason: 'fail-open', journalled: 'record' });
+    // As if the outage had been a while ago: the spend was made 10 (Python) or 20 (PHP) minutes back.
+    const at = Date.now() - (lang === 'python' ? 10 : 20) * 60_000;
+    const [line] = journalLines(journal);
+    const text = `${JSON.stringify({ ...line, body: { ...line!.body, at } })}\n`;
+    const said: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      writeFileSync(journal, text);
+      const r = await drive(lang, { url: served.url, token, journal }, [{ do: 'replay' }]);
+      expect(r.results[0]!.n).toBe(1);
+      said.push(...r.said);
+      expect(journalLines(journal)).toEqual([]);
+    }
+    expect(said).toEqual([
+      expect.stringMatching(
+        /^quota-guard: journal: replayed 1 line from \S+ \(1 spend recorded late, 0 already known or too old\), 0 left$/,
+      ),
+      expect.stringMatching(/\(0 spends recorded late, 1 already known or too old\), 0 left$/),
+      expect.stringMatching(/\(0 spends recorded late, 1 already known or too old\), 0 left$/),
+    ]);
+    const { byTag } = await ledger.peek({ key: 'qg:{default}:units', windowMs: DAY });
+    expect(byTag[`job:late-${lang}`]).toBe(2);
+    // Written in the minute it was spent: it frees up when it would have.
+    const minute = Math.floor(at / 60_000) * 60_000;
+    const minutes = await ledger.perMinute({
+      key: 'qg:{default}:units',
+      windowMs: DAY,
+      fromMs: minute,
+      toMs: minute + 60_000,
+    });
+    expect(minutes).toEqual([{ minute, own: 2, outside: 0 }]);
   });
 
   it('a full journal says so in one line and refuses the fail-open spend it cannot hold', async () => {
