@@ -410,7 +410,8 @@ function lastError(): string
 {
     $e = error_get_last();
     error_clear_last();
-    return $e === null ? '' : preg_replace('/^\w+\([^)]*\): /', '', $e['message']);
+    // 'fwrite(): Write of 199 bytes failed with errno=28 No space left on device': the reason only.
+    return $e === null ? '' : (string) preg_replace(['/^\w+\([^)]*\): /', '/^Write of \d+ bytes failed with errno=\d+ /'], '', $e['message']);
 }
 
 /** No answer within the deadline; $sent: some attempt may have reached the service. @internal */

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
+import { diskOrSkip, smallDisk } from '../harness/disk.js';
 import { tmpPath } from '../job-library/helpers.js';
 import { CLIENT_DIR, drive, journalDir, journalLines, LANGS } from './drivers.js';
 import { type Served, startServe, tokensFile, writeConfig } from './helpers.js';
@@ -190,6 +191,29 @@ describe.each(LANGS)('the %s client', (lang) => {
     );
     expect(r.said[2]).toMatch(/refused: it could not be journalled$/);
     expect(journalLines(journal)).toHaveLength(1);
+  });
+
+  it('a journal on a full disk says so in one line, refuses the fail-open spend, and leaves no half line', async (ctx) => {
+    const disk = diskOrSkip(ctx, smallDisk(64) ?? 'cannot mount a small tmpfs here (root only)');
+    try {
+      try {
+        writeFileSync(join(disk.dir, 'filler'), Buffer.alloc(1024 * 1024));
+      } catch {
+        // ENOSPC: the disk is full, as wanted
+      }
+      const journal = join(disk.dir, 'j.jsonl');
+      const r = await drive(lang, { url: refused, token, deadline: 0.1, journal }, [
+        { do: 'spend', bucket: 'units', failMode: 'open' },
+      ]);
+      expect(r.results[0]).toMatchObject({ allowed: false, reason: 'journal-full' });
+      expect(r.said[0]).toMatch(
+        /^quota-guard: journal: cannot write \S+j\.jsonl: No space left on device: the fail-open spend .* is lost$/,
+      );
+      expect(r.said[1]).toMatch(/refused: it could not be journalled$/);
+      expect(statSync(journal).size).toBe(0);
+    } finally {
+      disk.cleanup();
+    }
   });
 
   it('processes appending to one journal at once write whole lines', async () => {
