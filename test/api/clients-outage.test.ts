@@ -151,11 +151,14 @@ async function outage(store: string): Promise<void> {
 }
 
 describe('the PHP and Python clients through restarts, a crash and a hang of serve', () => {
-  it('on Redis: recorded = charged, every run in the history, no call past its deadline', async () => {
+  // About 30 s each: the 10 s stop, four starts of serve and the jobs' last calls.
+  it('on Redis: recorded = charged, every run in the history, no call past its deadline', {
+    timeout: 120_000,
+  }, async () => {
     await outage(inject('redisUrl'));
   });
 
-  it('on SQLite: the same', async () => {
+  it('on SQLite: the same', { timeout: 120_000 }, async () => {
     await outage(`sqlite:${tmpPath('outage-ledger.db')}`);
   });
 });

@@ -35,7 +35,9 @@ it('answers a spend with reason store-down, and the clients apply their fail mod
   // A late record and a void wait for the store too: the clients keep them in their journals.
   const late = { credential: 'default', method: 'videos.list', entry: 'down-2', at: Date.now() };
   expect((await client.call('POST', '/v1/record', late)).status).toBe(503);
-  expect((await client.call('POST', '/v1/void', { credential: 'default', entry: 'down-1' })).status).toBe(503);
+  expect((await client.call('POST', '/v1/void', { credential: 'default', entry: 'down-1' })).status).toBe(
+    503,
+  );
   // The service allowed nothing: it says so, in its log and its metrics, and leaves it to the client.
   expect(served.stderr()).toMatch(/answered store-down, the caller applies its own fail mode/);
   expect(served.stderr()).not.toMatch(/fail-open/);
