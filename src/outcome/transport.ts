@@ -1,7 +1,7 @@
 /**
  * What any client of an HTTP upstream needs below the answer's meaning: reading a body no larger
  * than a cap, and turning a transport failure, an outlived deadline or an oversized body into an
- * `UpstreamError` with the right `reached`. The YouTube client (src/upstream/client.ts) and the
+ * `UpstreamError` with the right `reached`. The YouTube client (src/youtube/upstream/client.ts) and the
  * upstream count reader (src/reconcile/) share these, so both time out, cap and classify alike.
  *
  * Transport failures: 'never' only when the request provably was not written: the failure came
