@@ -2,7 +2,7 @@
 /**
  * quota-guard decision API client: one file, PHP >= 8.1 with the curl extension only. A shop copies
  * this file or installs it with composer (composer.json beside it); it is one file on purpose,
- * hence its length.
+ * hence over 600 lines.
  *
  *   require __DIR__ . '/QuotaGuard.php';
  *   $qg = new QuotaGuard\Client('http://127.0.0.1:9464', getenv('QUOTA_GUARD_TOKEN'));

@@ -1,7 +1,8 @@
+# One file on purpose (a shop copies it or installs it alone), hence over 600 lines.
 """
 quota-guard decision API client: one file, Python's standard library only (Python >= 3.8).
 A shop copies this file or installs it with pip (pyproject.toml beside it); it is one file on
-purpose, hence its length.
+purpose.
 
     from quota_guard import QuotaGuard
     qg = QuotaGuard("http://127.0.0.1:9464", token=os.environ.get("QUOTA_GUARD_TOKEN"))

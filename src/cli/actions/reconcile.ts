@@ -4,7 +4,7 @@ import { googleAuthTokens } from '../../reconcile/google-auth.js';
 import { cloudMonitoringSource } from '../../reconcile/google-monitoring.js';
 import { createReconciler, projectsOf } from '../../reconcile/reconciler.js';
 import { terminalJson, terminalText } from '../../terminal-text.js';
-import type { ReconcileOptions } from '../commands/reconcile.js';
+import type { ReconcileOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { withContext } from '../context.js';
 import { reconcileJson, renderReconcile } from '../render/reconcile.js';
