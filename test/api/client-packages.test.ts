@@ -97,7 +97,7 @@ describe('the clients’ packages', () => {
     expect(readFileSync(file!, 'utf8')).toBe(readFileSync(join(CLIENT_DIR.python, 'quota_guard.py'), 'utf8'));
     expect(version).toBe(composer.version);
     expect(exception).toBe('QuotaGuardUnavailable');
-  });
+  }, 300_000);
 
   it('installs the PHP client with composer from a path repository, packagist disabled', async (ctx) => {
     const dir = mkdtempSync(join(tmpdir(), 'qg-composer-'));
@@ -127,7 +127,7 @@ describe('the clients’ packages', () => {
     const [version, file] = r.stdout.split(' ');
     expect(version).toBe(composer.version);
     expect(file).toBe(join(dir, 'vendor/quota-guard/client/QuotaGuard.php'));
-  });
+  }, 300_000);
 
   it('are in the npm tarball, with the API document', async () => {
     const r = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
