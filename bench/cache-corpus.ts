@@ -11,9 +11,9 @@
  * without spaces (groups of one to three words), as their titles do. `scriptWords(i)` says which
  * words video i was made of, so a benchmark can check that each of them finds it.
  */
-import type { VideoResource } from '../src/cache/types.js';
-import { type Lang, LEXICON } from '../src/simulator/lexicon.js';
-import { rng } from '../src/simulator/rng.js';
+import type { VideoResource } from '../src/youtube/cache/types.js';
+import { type Lang, LEXICON } from '../src/youtube/simulator/lexicon.js';
+import { rng } from '../src/youtube/simulator/rng.js';
 
 /** The other scripts' languages, and the script each is written in. */
 export const SCRIPT_LANGS: ReadonlyArray<readonly [Lang, string]> = [

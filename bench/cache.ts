@@ -15,12 +15,12 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { type Cache, openCache } from '../src/cache/index.js';
-import { matchExpression, parseQuery } from '../src/cache/query.js';
-import { BM25 } from '../src/cache/schema.js';
-import { tokens } from '../src/cache/tokenize.js';
 import { DEFAULT_REGIONS } from '../src/config/index.js';
-import { rng } from '../src/simulator/rng.js';
+import { type Cache, openCache } from '../src/youtube/cache/index.js';
+import { matchExpression, parseQuery } from '../src/youtube/cache/query.js';
+import { BM25 } from '../src/youtube/cache/schema.js';
+import { tokens } from '../src/youtube/cache/tokenize.js';
+import { rng } from '../src/youtube/simulator/rng.js';
 import { Corpus, SCRIPT_LANGS } from './cache-corpus.js';
 
 const env = (name: string, fallback: number) => {

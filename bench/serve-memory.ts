@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { main as cliMain } from '../src/cli/main.js';
-import { startSimulator } from '../src/simulator/index.js';
+import { startSimulator } from '../src/youtube/simulator/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = process.env['BENCH_SERVE_BIN'] ?? join(ROOT, 'dist/cli/bin.js');

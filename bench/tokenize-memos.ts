@@ -1,5 +1,5 @@
 /**
- * The tokenizer's memos (src/cache/tokenize.ts): what they hold when full, and what their size
+ * The tokenizer's memos (src/youtube/cache/tokenize.ts): what they hold when full, and what their size
  * does to the ingest. Not a bench section; run on its own:
  *
  *   node --expose-gc --import tsx bench/tokenize-memos.ts memory [videos] [share in other scripts]
@@ -19,7 +19,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { VideoResource } from '../src/cache/types.js';
+import type { VideoResource } from '../src/youtube/cache/types.js';
 import { Corpus } from './cache-corpus.js';
 
 const mode = process.argv[2] ?? 'memory';
@@ -27,7 +27,7 @@ const videos = Number(process.argv[3] ?? (mode === 'ingest' ? 50_000 : 400_000))
 const share = Number(process.argv[4] ?? (mode === 'ingest' ? 0.2 : 1));
 const memoMax = Number(
   /const MEMO_MAX = ([\d_]+);/
-    .exec(readFileSync(new URL('../src/cache/tokenize.ts', import.meta.url), 'utf8'))?.[1]
+    .exec(readFileSync(new URL('../src/youtube/cache/tokenize.ts', import.meta.url), 'utf8'))?.[1]
     ?.replaceAll('_', ''),
 );
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
@@ -45,7 +45,7 @@ async function memory(): Promise<void> {
     }
   }
   globalThis.Map = TrackedMap as MapConstructor;
-  const { indexText, nonAsciiTokens } = await import('../src/cache/tokenize.js');
+  const { indexText, nonAsciiTokens } = await import('../src/youtube/cache/tokenize.js');
   const corpus = new Corpus({ otherScripts: share });
   const heap = async (): Promise<number> => {
     await new Promise((r) => setImmediate(r)); // this turn's WeakRef targets are released first
@@ -73,7 +73,7 @@ async function memory(): Promise<void> {
 }
 
 async function ingest(): Promise<void> {
-  const { openCache } = await import('../src/cache/index.js');
+  const { openCache } = await import('../src/youtube/cache/index.js');
   const corpus = new Corpus({ otherScripts: share });
   const pages: VideoResource[][] = [...corpus.pages(0, videos, 50)];
   const dir = mkdtempSync(join(tmpdir(), 'qg-memo-'));

@@ -8,8 +8,12 @@
  */
 import { once } from 'node:events';
 import { Pool } from 'undici';
-import { simulatorControl } from '../src/simulator/index.js';
-import { createYouTubeClient, VideoListResponseSchema, type YouTubeClient } from '../src/upstream/index.js';
+import { simulatorControl } from '../src/youtube/simulator/index.js';
+import {
+  createYouTubeClient,
+  VideoListResponseSchema,
+  type YouTubeClient,
+} from '../src/youtube/upstream/index.js';
 import { KEY, startSimulatorProcess } from './simulator.js';
 
 const DURATION = Number(process.env.QG_BENCH_UPSTREAM_MS || 3_000);

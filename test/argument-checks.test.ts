@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { positiveInt, positiveIntOption } from '../src/argument-checks.js';
-import { openCache } from '../src/cache/index.js';
-import { createYouTubeClient } from '../src/upstream/index.js';
+import { openCache } from '../src/youtube/cache/index.js';
+import { createYouTubeClient } from '../src/youtube/upstream/index.js';
 
 describe('argument checks', () => {
   it('positiveInt names the field and the value it got', () => {

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
-import { cronRuns } from '../src/cron-runs.js';
 import { BackfillPacer } from '../src/guard/pacing.js';
 import { nodeCron } from '../src/time-libs.js';
+import { cronRuns } from '../src/youtube/cron-runs.js';
 
 describe('cronRuns', () => {
   it('leaves no task in node-cron’s registry, however often it is called', () => {

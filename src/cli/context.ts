@@ -8,14 +8,14 @@
 import { existsSync } from 'node:fs';
 import { parseStoreUrl } from '../config/store-url.js';
 import type { Config, Env } from '../config/types.js';
-import { scheduledNeed } from '../cron-runs.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
-import type { DivertableLog } from '../job-library/progress.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';
 import { openQuotaGuard } from '../quota-guard.js';
 import { terminalJsonLine } from '../terminal-text.js';
+import { scheduledNeed } from '../youtube/cron-runs.js';
+import type { DivertableLog } from '../youtube/job-library/progress.js';
 import { loadCliConfig } from './config.js';
 import { logLevel } from './log-level.js';
 import type { ConfigOptions } from './options.js';

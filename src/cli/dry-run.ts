@@ -4,7 +4,7 @@
  */
 import type { Config } from '../config/types.js';
 import { ExitCode } from '../errors.js';
-import { type DryRunJob, dryRun, renderDryRun } from '../job-library/dry-run.js';
+import { type DryRunJob, dryRun, renderDryRun } from '../youtube/job-library/dry-run.js';
 import { withContext } from './context.js';
 
 export async function dryRunCommand(

@@ -4,8 +4,8 @@
  */
 import type { Config } from '../config/types.js';
 import { openRunHistory } from '../history/index.js';
-import { type OpenedJobContext, openJobContext } from '../job-library/context.js';
 import { abortOnSignals } from '../runs/job-run.js';
+import { type OpenedJobContext, openJobContext } from '../youtube/job-library/context.js';
 import { loadCliConfig } from './config.js';
 import { withContext } from './context.js';
 import type { JobCommandOptions } from './options.js';

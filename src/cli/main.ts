@@ -16,6 +16,7 @@ import { register as fetch } from './commands/fetch.js';
 import { register as history } from './commands/history.js';
 import { register as migrate } from './commands/migrate.js';
 import { register as plan } from './commands/plan.js';
+import { register as reconcile } from './commands/reconcile.js';
 import { register as run } from './commands/run.js';
 import { register as search } from './commands/search.js';
 import { register as serve } from './commands/serve.js';
@@ -81,6 +82,7 @@ const COMMANDS: Record<string, (p: Command) => void> = {
   unblock,
   migrate,
   serve,
+  reconcile,
   completion,
   // What the completion scripts run as the shell completes (hidden).
   __complete: completionNames,

@@ -10,6 +10,7 @@ import { nodeCron } from '../time-libs.js';
 import {
   DEFAULT_BACKFILL_CRON,
   DEFAULT_BACKFILL_HEADROOM,
+  DEFAULT_RECONCILE_CRON,
   DEFAULT_RESERVE,
   DEFAULT_TRENDING_CRON,
   DEFAULT_WINDOW,
@@ -29,6 +30,7 @@ import {
   type CredentialConfig,
   type Env,
   type ExpectedSpendConfig,
+  type ReconcileConfig,
   type ScheduleConfig,
   type StoreConfig,
   TIERS,
@@ -117,7 +119,44 @@ export function resolve(raw: RawConfig, env: Env, problems: Problems, source: st
     expected: resolveExpected(raw, credentials, problems),
     maxSleepMs: raw.maxSleep,
     storeDown: { ...raw.storeDown },
+    reconcile: resolveReconcile(raw, credentials, problems, source),
     profiles,
+  };
+}
+
+function resolveReconcile(
+  raw: RawConfig,
+  credentials: readonly CredentialConfig[],
+  problems: Problems,
+  source: string | undefined,
+): ReconcileConfig {
+  const r = raw.reconcile;
+  const { cron, timeZone } = resolveSchedule(
+    { cron: r.schedule, stagger: 0, timeZone: 'UTC' },
+    'reconcile.schedule',
+    problems,
+  );
+  const buckets = new Set(credentials.flatMap((c) => Object.keys(c.buckets)));
+  for (const bucket of Object.keys(r.quotaMetrics)) {
+    if (!buckets.has(bucket)) {
+      problems.add(
+        formatPath(['reconcile', 'quotaMetrics', bucket]),
+        `unknown bucket '${bucket}' (the credentials' buckets: ${[...buckets].join(', ')})`,
+        'QG_UNKNOWN_BUCKET',
+      );
+    }
+  }
+  return {
+    lagMs: r.lag,
+    schedule: { cron, timeZone },
+    ...(r.auth !== undefined ? { keyFile: absolutePath(r.auth.keyFile, configDir(source)) } : {}),
+    monitoring: {
+      baseUrl: r.monitoring.baseUrl.replace(/\/+$/, ''),
+      deadlineMs: r.monitoring.deadline,
+      maxResponseBytes: r.monitoring.maxResponseBytes,
+      ...(r.monitoring.metricType !== undefined ? { metricType: r.monitoring.metricType } : {}),
+    },
+    quotaMetrics: { ...r.quotaMetrics },
   };
 }
 
@@ -211,6 +250,7 @@ function resolveCredential(
     buckets,
     methods,
     budgets: [],
+    ...(c.project !== undefined ? { project: c.project } : {}),
   };
 }
 
@@ -348,7 +388,11 @@ function resolveExpected(
  * The built-in schedules, which node-cron accepts (a test checks it): a config that keeps them
  * does not load node-cron to check them again.
  */
-const BUILT_IN_CRONS: ReadonlySet<string> = new Set([DEFAULT_TRENDING_CRON, DEFAULT_BACKFILL_CRON]);
+const BUILT_IN_CRONS: ReadonlySet<string> = new Set([
+  DEFAULT_TRENDING_CRON,
+  DEFAULT_BACKFILL_CRON,
+  DEFAULT_RECONCILE_CRON,
+]);
 
 /** What each cron field accepts, for the line that says which one is wrong. */
 const CRON_FIELDS: Record<string, string> = {

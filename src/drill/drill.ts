@@ -21,10 +21,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startService } from '../scheduler/service.js';
-import { startSimulator } from '../simulator/index.js';
+import type { JobResult } from '../youtube/job-library/types.js';
+import { startSimulator } from '../youtube/simulator/index.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
 import {
   CREDENTIAL,

@@ -2,12 +2,11 @@
  * A drill's day before it starts: its settings checked, its profile and config scaled to the day,
  * the cache's backlog, and how fast the backfill must call the upstream (`drillPace`).
  */
-import { openCache } from '../cache/index.js';
+
 import { DEFAULT_REGIONS } from '../config/defaults.js';
 import { parseConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
-import { backfillMethod } from '../job-library/backfill.js';
 import {
   getProfile,
   PROFILES,
@@ -15,6 +14,8 @@ import {
   profileData,
   type QuotaProfile,
 } from '../profiles/profiles.js';
+import { openCache } from '../youtube/cache/index.js';
+import { backfillMethod } from '../youtube/job-library/backfill.js';
 import type { DaySettings, DrillOptions, Setup } from './types.js';
 
 export const DAY_SECONDS = 86_400;

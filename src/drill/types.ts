@@ -4,7 +4,7 @@ import type { HttpAddress } from '../http-address.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
 import type { Service } from '../scheduler/service.js';
-import type { Simulator } from '../simulator/index.js';
+import type { Simulator } from '../youtube/simulator/index.js';
 
 export interface DrillOptions {
   /** Length of the compressed day in seconds (default 120; at least 24). */

@@ -13,7 +13,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { nextMidnight } from '../calendar-day.js';
 import { bucketOf } from '../config/lookups.js';
 import type { Config, CredentialConfig } from '../config/types.js';
-import { isQuotaGuardError, StoreUnavailableError } from '../errors.js';
+import { isQuotaGuardError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
 import { defaultLogger } from '../logger.js';
 import { UpstreamError } from '../outcome/errors.js';
@@ -33,7 +33,7 @@ import {
 import { resolveSpend } from './resolve.js';
 import { type SettleResult, Settler, type Unsettled } from './settle.js';
 import { iso, stopMessage, stopOf } from './stops.js';
-import { failModeOf } from './store-down.js';
+import { type StoreDownDeps, storeDownOutcome } from './store-down.js';
 import type {
   Acquired,
   AcquireOptions,
@@ -136,6 +136,7 @@ export class Guard {
   };
   readonly #settler: Settler<SpendOutcome>;
   readonly #reporting: ReportDeps;
+  readonly #storeDown: StoreDownDeps;
 
   constructor(opts: GuardOptions) {
     this.config = opts.config;
@@ -155,6 +156,14 @@ export class Guard {
       refund: (spent) => this.refund(spent),
       stopOf: (reason, o, error, retryAfterMs) => this.#stopOf(reason, o, error, retryAfterMs),
       stop: (stop) => this.#stop(stop),
+    };
+    this.#storeDown = {
+      config: this.config,
+      ledger: this.ledger,
+      logger: this.#logger,
+      stats: this.#stats,
+      settler: this.#settler,
+      emit: (e) => this.#emit(e),
     };
   }
 
@@ -237,7 +246,7 @@ export class Guard {
       });
     } catch (e) {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
-      return this.#storeDown(base, args, e);
+      return storeDownOutcome(this.#storeDown, base, args, e);
     }
     const outcome = fromDecision(base, budgets, d, line, this.#untilNeedDrops);
     if (d.replayed) outcome.replayed = true;
@@ -256,76 +265,6 @@ export class Guard {
     const next = runs.find((r) => r.at + grace > line.at);
     return next ? next.at + grace - line.at + 1 : Math.max(1, line.dayEnd - line.at);
   };
-
-  #storeDown(
-    base: Omit<SpendOutcome, 'allowed' | 'reason' | 'retryAfterMs'>,
-    args: SpendArgs,
-    error: unknown,
-  ): SpendOutcome {
-    const failMode = failModeOf(this.config, args, base.cost, base.tag);
-    const detail = {
-      credential: base.credential,
-      bucket: base.bucket,
-      method: base.method,
-      tier: base.tier,
-      cost: base.cost,
-      tag: base.tag,
-      failMode,
-      error: (error as Error).message,
-    };
-    const open = failMode === 'open';
-    // Sent but not answered: the store may still apply it, so it is settled once the store answers.
-    const unsettled =
-      error instanceof StoreUnavailableError && this.ledger.settle ? error.unsettled : undefined;
-    if (args.failMode === 'caller') {
-      const outcome: SpendOutcome = {
-        ...base,
-        allowed: false,
-        reason: 'store-down',
-        retryAfterMs: 0,
-        ...(unsettled ? { unsettled } : {}),
-      };
-      this.#logger.warn(
-        { ...detail, failMode: 'caller', ...(unsettled ? { unsettled: true } : {}) },
-        unsettled
-          ? 'ledger store did not answer: answered store-down, the caller applies its own fail mode; kept if the store recorded it'
-          : 'ledger store unavailable: answered store-down, the caller applies its own fail mode',
-      );
-      if (unsettled) this.#settler.add(unsettled, false, outcome);
-      this.#emit({ type: 'store-down', outcome, error });
-      return outcome;
-    }
-    const outcome: SpendOutcome = {
-      ...base,
-      allowed: open,
-      reason: open ? 'fail-open' : 'store-down',
-      retryAfterMs: 0,
-      failMode,
-      ...(unsettled ? { unsettled } : {}),
-    };
-    if (open) {
-      if (!unsettled) this.#stats.failOpen++;
-      this.#logger.warn(
-        { ...detail, failOpenTotal: this.#stats.failOpen, ...(unsettled ? { unsettled: true } : {}) },
-        unsettled
-          ? 'ledger store did not answer: spend allowed; whether it was recorded is settled when the store answers (fail-open)'
-          : 'ledger store unavailable: spend allowed without recording it (fail-open)',
-      );
-    } else {
-      this.#stats.failClosed++;
-      this.#logger.warn(
-        detail,
-        unsettled
-          ? 'ledger store did not answer: spend refused; taken back if the store recorded it (fail-closed)'
-          : 'ledger store unavailable: spend refused (fail-closed)',
-      );
-    }
-    // A refused spend never reaches the upstream: if the store applied it after all, take it back.
-    if (unsettled) this.#settler.add(unsettled, !open, outcome);
-    if (open) this.#emit({ type: 'fail-open', outcome, error, unsettled: unsettled !== undefined });
-    else this.#emit({ type: 'fail-closed', outcome, error });
-    return outcome;
-  }
 
   /**
    * Spend, sleeping and retrying while the Retry-After is at most `maxSleepMs` (the config's

@@ -1,8 +1,8 @@
 /**
  * Run history, kept in the ledger's store: `openRunHistory(config.store)` opens the table in the
  * SQLite ledger's file, or the streams on its Redis (one server or a Cluster). It stores what it is
- * given: a job run writes its own summary (src/job-library/run-summary.ts). Region freshness, read
- * from it by the YouTube application, is in freshness.ts.
+ * given: a job run writes its own summary (src/runs/summary.ts). Region freshness, read from it by
+ * the YouTube application, is in src/youtube/freshness.ts.
  */
 import { parseStoreUrl } from '../config/store-url.js';
 import type { StoreConfig } from '../config/types.js';

@@ -128,7 +128,10 @@ const RECORDED_ENTRIES =
 /** Whether a tag is reconcile's outside spend, in SQL. */
 const OUTSIDE = `substr(tag, 1, ${OUTSIDE_TAG_PREFIX.length}) = '${OUTSIDE_TAG_PREFIX}'`;
 
-/** Every statement of the ledger but those on `qg_recorded`, which may not exist yet. */
+/**
+ * Every statement of the ledger but those on `qg_recorded`, which may not exist yet.
+ * @internal Its type names better-sqlite3's statement class, which a declaration file cannot.
+ */
 export function ledgerStatements(db: Database.Database) {
   return {
     getClock: db.prepare<[], ClockMark>('SELECT wall, mono, boot FROM qg_clock WHERE id = 1'),
@@ -210,9 +213,13 @@ export function ledgerStatements(db: Database.Database) {
   };
 }
 
+/** @internal */
 export type LedgerStatements = ReturnType<typeof ledgerStatements>;
 
-/** The statements on `qg_recorded`, prepared once the table exists. */
+/**
+ * The statements on `qg_recorded`, prepared once the table exists.
+ * @internal As `ledgerStatements`.
+ */
 export function recordedStatements(db: Database.Database) {
   return {
     mark: db.prepare<[string, string]>('INSERT OR IGNORE INTO qg_recorded (key, id) VALUES (?, ?)'),
@@ -236,4 +243,5 @@ export function recordedStatements(db: Database.Database) {
   };
 }
 
+/** @internal */
 export type RecordedStatements = ReturnType<typeof recordedStatements>;

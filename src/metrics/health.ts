@@ -2,9 +2,10 @@
  * `/healthz`: the ledger store and the cache both answer → healthy; otherwise unhealthy with the
  * reason. Reasons are our own error messages (store URLs are redacted there), never a secret.
  */
-import type { Cache } from '../cache/index.js';
+
 import { isQuotaGuardError } from '../errors.js';
 import type { Ledger } from '../ledger/types.js';
+import type { Cache } from '../youtube/cache/index.js';
 
 export interface HealthCheck {
   ok: boolean;

@@ -9,16 +9,16 @@
  */
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Cache } from '../cache/index.js';
 import { type Config, TIERS } from '../config/types.js';
-import { scheduledNeed } from '../cron-runs.js';
 import { quotaStatus } from '../guard/status.js';
 import { type GuardEvent, STOP_REASONS } from '../guard/types.js';
-import { regionFreshness } from '../history/freshness.js';
 import { JOB_OUTCOMES, jobKind, type RunHistory, regionOfJob } from '../history/types.js';
-import type { JobResult } from '../job-library/types.js';
 import { clockStepsCorrected } from '../ledger/clock.js';
 import type { Ledger } from '../ledger/types.js';
+import type { Cache } from '../youtube/cache/index.js';
+import { scheduledNeed } from '../youtube/cron-runs.js';
+import { regionFreshness } from '../youtube/freshness.js';
+import type { JobResult } from '../youtube/job-library/types.js';
 
 export const METRIC_PREFIX = 'quota_guard_';
 

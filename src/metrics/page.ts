@@ -13,14 +13,14 @@
 
 import { startOfDay } from '../calendar-day.js';
 import type { Config, Tier } from '../config/types.js';
-import { scheduledNeed } from '../cron-runs.js';
 import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
-import { type RegionFreshness, regionFreshness } from '../history/freshness.js';
 import type { RunHistory, RunSummary } from '../history/types.js';
-import { backfillMethod } from '../job-library/backfill.js';
 import type { Ledger } from '../ledger/types.js';
 import { luxon } from '../time-libs.js';
+import { scheduledNeed } from '../youtube/cron-runs.js';
+import { type RegionFreshness, regionFreshness } from '../youtube/freshness.js';
+import { backfillMethod } from '../youtube/job-library/backfill.js';
 
 export interface StatusPageData {
   report: StatusReport;

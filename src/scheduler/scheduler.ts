@@ -10,8 +10,8 @@
 import type { Logger as CronLogger } from 'node-cron';
 import { InvalidArgumentError } from '../errors.js';
 import type { GuardLogger } from '../guard/types.js';
-import type { JobResult } from '../job-library/types.js';
 import { nodeCron } from '../time-libs.js';
+import type { JobResult } from '../youtube/job-library/types.js';
 
 export interface ScheduledJob {
   /** Unique: `trending:US`, `backfill`. */

@@ -6,21 +6,25 @@
  */
 
 import type { Config } from '../config/types.js';
-import { scheduledNeed } from '../cron-runs.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { DayOf } from '../guard/pacing.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
 import { openRunHistory } from '../history/index.js';
 import { trendingJob } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
-import { runBackfill } from '../job-library/backfill.js';
-import { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from '../job-library/context.js';
-import { runTrending } from '../job-library/trending.js';
-import type { JobContext } from '../job-library/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../metrics/page.js';
 import { type MetricsServer, startMetricsServer } from '../metrics/server.js';
+import { scheduledNeed } from '../youtube/cron-runs.js';
+import { runBackfill } from '../youtube/job-library/backfill.js';
+import {
+  type OpenedJobContext,
+  type OpenJobContextOptions,
+  openJobContext,
+} from '../youtube/job-library/context.js';
+import { runTrending } from '../youtube/job-library/trending.js';
+import type { JobContext } from '../youtube/job-library/types.js';
 import type { ScheduledJob } from './scheduler.js';
 import { Scheduler, type SchedulerEvent, type TickSource } from './scheduler.js';
 

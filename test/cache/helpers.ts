@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { FTS_COLUMNS } from '../../src/cache/schema.js';
-import { tokens } from '../../src/cache/tokenize.js';
-import type { VideoResource } from '../../src/cache/types.js';
-import { rng } from '../../src/simulator/rng.js';
+import { FTS_COLUMNS } from '../../src/youtube/cache/schema.js';
+import { tokens } from '../../src/youtube/cache/tokenize.js';
+import type { VideoResource } from '../../src/youtube/cache/types.js';
+import { rng } from '../../src/youtube/simulator/rng.js';
 import { tempDir as harnessTempDir } from '../harness/temp.js';
 
 /**

@@ -2,9 +2,9 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Cache, openCache } from '../../src/cache/index.js';
-import { SCHEMA_VERSION } from '../../src/cache/schema.js';
-import { parseDuration } from '../../src/cache/video.js';
+import { type Cache, openCache } from '../../src/youtube/cache/index.js';
+import { SCHEMA_VERSION } from '../../src/youtube/cache/schema.js';
+import { parseDuration } from '../../src/youtube/cache/video.js';
 import { ftsContentCheck, tempDir, video } from './helpers.js';
 
 const cleanups: Array<() => void> = [];

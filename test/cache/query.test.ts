@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { isQuotaGuardError } from '../../src/errors.js';
 import {
   MAX_QUERY_CHARS,
   MAX_TERMS,
   matchExpression,
   parseQuery,
   type QueryTerm,
-} from '../../src/cache/query.js';
-import { tokens as foldTokens } from '../../src/cache/tokenize.js';
-import { isQuotaGuardError } from '../../src/errors.js';
+} from '../../src/youtube/cache/query.js';
+import { tokens as foldTokens } from '../../src/youtube/cache/tokenize.js';
 
 const fts = (terms: QueryTerm[]) => terms.map((t) => t.fts);
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
+import { openCache } from '../../src/youtube/cache/index.js';
 import { tempDir, video } from './helpers.js';
 
 const t = tempDir();

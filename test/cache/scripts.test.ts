@@ -8,12 +8,12 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cache, openCache } from '../../src/cache/index.js';
-import { tokens } from '../../src/cache/tokenize.js';
-import type { VideoResource } from '../../src/cache/types.js';
 import { isQuotaGuardError } from '../../src/errors.js';
-import { EMOJI, type Kind, type Lang, LEXICON } from '../../src/simulator/lexicon.js';
-import { rng } from '../../src/simulator/rng.js';
+import { type Cache, openCache } from '../../src/youtube/cache/index.js';
+import { tokens } from '../../src/youtube/cache/tokenize.js';
+import type { VideoResource } from '../../src/youtube/cache/types.js';
+import { EMOJI, type Kind, type Lang, LEXICON } from '../../src/youtube/simulator/lexicon.js';
+import { rng } from '../../src/youtube/simulator/rng.js';
 import { ftsContentCheck, tempDir } from './helpers.js';
 
 const LANGS: Lang[] = ['en', 'de', 'fr', 'pt', 'ru', 'hi', 'ta', 'bn', 'ja', 'zh', 'ko', 'th', 'ar', 'he'];

@@ -7,11 +7,11 @@
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writer } from '../../src/cache/ingest.js';
-import { matchExpression, parseQuery } from '../../src/cache/query.js';
-import { CACHE_FORMAT } from '../../src/cache/schema.js';
-import { Searcher } from '../../src/cache/search.js';
 import { openStore } from '../../src/sqlite/open.js';
+import { Writer } from '../../src/youtube/cache/ingest.js';
+import { matchExpression, parseQuery } from '../../src/youtube/cache/query.js';
+import { CACHE_FORMAT } from '../../src/youtube/cache/schema.js';
+import { Searcher } from '../../src/youtube/cache/search.js';
 import { tempDir, video, watchStatements } from './helpers.js';
 
 const t = tempDir();

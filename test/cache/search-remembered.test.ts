@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Writer } from '../../src/cache/ingest.js';
-import { CACHE_FORMAT } from '../../src/cache/schema.js';
-import { Searcher } from '../../src/cache/search.js';
 import { openStore } from '../../src/sqlite/open.js';
+import { Writer } from '../../src/youtube/cache/ingest.js';
+import { CACHE_FORMAT } from '../../src/youtube/cache/schema.js';
+import { Searcher } from '../../src/youtube/cache/search.js';
 import { tempDir, video, watchStatements } from './helpers.js';
 
 const t = tempDir();

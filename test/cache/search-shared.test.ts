@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Cache, openCache, type VideoResource } from '../../src/cache/index.js';
+import { type Cache, openCache, type VideoResource } from '../../src/youtube/cache/index.js';
 import { tempDir, video } from './helpers.js';
 
 const t = tempDir();

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Cache, openCache } from '../../src/cache/index.js';
-import { matchExpression, parseQuery } from '../../src/cache/query.js';
-import type { SearchOptions } from '../../src/cache/types.js';
 import { isQuotaGuardError } from '../../src/errors.js';
 import { openLedger } from '../../src/ledger/index.js';
-import { rng } from '../../src/simulator/rng.js';
+import { type Cache, openCache } from '../../src/youtube/cache/index.js';
+import { matchExpression, parseQuery } from '../../src/youtube/cache/query.js';
+import type { SearchOptions } from '../../src/youtube/cache/types.js';
+import { rng } from '../../src/youtube/simulator/rng.js';
 import { tempDir, video, words } from './helpers.js';
 
 const t = tempDir();

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery, type QueryTerm } from '../../src/cache/query.js';
-import { hitSnippet, mayMatch, snippet } from '../../src/cache/snippet.js';
-import { nonAsciiTokens, tokenSpans, tokens } from '../../src/cache/tokenize.js';
-import { EMOJI, LEXICON } from '../../src/simulator/lexicon.js';
-import { rng } from '../../src/simulator/rng.js';
+import { parseQuery, type QueryTerm } from '../../src/youtube/cache/query.js';
+import { hitSnippet, mayMatch, snippet } from '../../src/youtube/cache/snippet.js';
+import { nonAsciiTokens, tokenSpans, tokens } from '../../src/youtube/cache/tokenize.js';
+import { EMOJI, LEXICON } from '../../src/youtube/simulator/lexicon.js';
+import { rng } from '../../src/youtube/simulator/rng.js';
 
 /** Whether a term matches in `text`, from all of its tokens (what `mayMatch` must never deny). */
 function matchesIn(text: string, terms: Parameters<typeof mayMatch>[1]): boolean {

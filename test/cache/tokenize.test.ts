@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
+import { openCache } from '../../src/youtube/cache/index.js';
 import {
   foldsToItself,
   indexText,
@@ -9,7 +9,7 @@ import {
   thaiClusters,
   tokenSpans,
   tokens,
-} from '../../src/cache/tokenize.js';
+} from '../../src/youtube/cache/tokenize.js';
 import { ftsContentCheck, tempDir, video } from './helpers.js';
 
 describe('tokens', () => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { drillPace } from '../../src/drill/drill.js';
-import { startSimulator } from '../../src/simulator/index.js';
+import { startSimulator } from '../../src/youtube/simulator/index.js';
 import { cli, configFile, dir, expectOneLine, sqliteStore } from './helpers.js';
 
 const PROFILE = `profiles:

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
+import { openCache } from '../../src/youtube/cache/index.js';
 import { cli, configFile, dir, expectOneLine } from './helpers.js';
 
 beforeEach(() => {

@@ -3,7 +3,7 @@
  * with no upstream call (the upstream here is a closed port) and nothing recorded.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
+import { openCache } from '../../src/youtube/cache/index.js';
 import { cli, configFile, dir, sqliteStore } from './helpers.js';
 
 let n = 0;

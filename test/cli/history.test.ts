@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { configFile } from '../e2e/helpers.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { cli, expectOneLine } from './helpers.js';

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { openRunHistory } from '../../src/history/index.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { configFile } from '../e2e/helpers.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { get, sample, scrape } from '../metrics/helpers.js';

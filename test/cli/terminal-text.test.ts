@@ -5,9 +5,9 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { terminalJson, terminalJsonLine, terminalText } from '../../src/terminal-text.js';
+import { openCache } from '../../src/youtube/cache/index.js';
 import { video } from '../cache/helpers.js';
 import { cli, configFile, dir } from './helpers.js';
 

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { ISO_3166_1_ALPHA_2 } from '../../src/config/regions.js';
-import { runTrending } from '../../src/job-library/index.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { runTrending } from '../../src/youtube/job-library/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { rig } from '../job-library/helpers.js';
 
 describe('ISO 3166-1 region codes', () => {

@@ -8,7 +8,7 @@
 import { assert, expect } from 'vitest';
 import type { Decision, Ledger } from '../../src/index.js';
 import { OUTSIDE_TAG_PREFIX } from '../../src/ledger/backend.js';
-import { rng } from '../../src/simulator/rng.js';
+import { rng } from '../../src/youtube/simulator/rng.js';
 
 interface Entry {
   id: string;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
 
@@ -50,8 +50,8 @@ const EXAMPLES = DOCS.flatMap(examplesIn);
 const requireFromRoot = createRequire(join(ROOT, 'package.json'));
 const ENTRIES: Record<string, string> = {
   'quota-guard': 'src/index.ts',
-  'quota-guard/simulator': 'src/simulator/index.ts',
-  'quota-guard/youtube': 'src/youtube.ts',
+  'quota-guard/simulator': 'src/youtube/simulator/index.ts',
+  'quota-guard/youtube': 'src/youtube/index.ts',
 };
 
 /** The package's own names point at its sources; other packages at the project's installed copies. */

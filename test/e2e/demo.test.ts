@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { demoExitCode } from '../../src/cli/demo.js';
-import type { JobResult } from '../../src/job-library/types.js';
+import type { JobResult } from '../../src/youtube/job-library/types.js';
 import { cli } from '../cli/helpers.js';
 import { tmpPath } from '../job-library/helpers.js';
 

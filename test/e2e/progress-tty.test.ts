@@ -4,7 +4,7 @@
  * in a child process under a pseudo-terminal (util-linux `script`), so it sees a real TTY.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { cli } from '../cli/helpers.js';
 import { cliOnTerminal, hasScript } from '../harness/terminal.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';

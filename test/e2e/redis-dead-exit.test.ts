@@ -8,7 +8,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { freePort, type RedisServer, startRedisServer } from '../harness/redis.js';
 import { tmpPath } from '../job-library/helpers.js';
 import { type ChildResult, configFile, runChild } from './helpers.js';

@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBackfill, runTrending } from '../../src/job-library/index.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { runBackfill, runTrending } from '../../src/youtube/job-library/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { type RedisServer, startRedisServer } from '../harness/redis.js';
 import { logText, type Rig, rig, used } from '../job-library/helpers.js';
 

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard, quotaStatus } from '../../src/guard/index.js';
-import { runBackfill, runTrending } from '../../src/job-library/index.js';
 import { createMetrics, type MetricsServer, startMetricsServer } from '../../src/metrics/index.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient, type YouTubeClient } from '../../src/upstream/index.js';
+import { runBackfill, runTrending } from '../../src/youtube/job-library/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import { createYouTubeClient, type YouTubeClient } from '../../src/youtube/upstream/index.js';
 import { type Rig, rig } from '../job-library/helpers.js';
 import { sample, scrape } from '../metrics/helpers.js';
 

@@ -5,7 +5,7 @@
  * greps everything they printed.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { type ChildResult, configFile, prefix, runChild } from './helpers.js';
 

@@ -3,7 +3,7 @@
  * of sleeping (Redis ledger, simulator, real cache file, the CLI in-process).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { cli } from '../cli/helpers.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { configFile, prefix } from './helpers.js';

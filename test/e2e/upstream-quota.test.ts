@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_REGIONS } from '../../src/config/index.js';
 import { quotaStatus } from '../../src/guard/index.js';
-import { runBackfill, runTrending } from '../../src/job-library/index.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { runBackfill, runTrending } from '../../src/youtube/job-library/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { logText, type Rig, rig } from '../job-library/helpers.js';
 import { prefix } from './helpers.js';
 

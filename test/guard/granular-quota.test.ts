@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextMidnight } from '../../src/calendar-day.js';
 import { createGuard, quotaStatus } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { createYouTubeClient } from '../../src/upstream/client.js';
+import { createYouTubeClient } from '../../src/youtube/upstream/client.js';
 import { KEY } from '../upstream/helpers.js';
 import { type Replay, replayServer } from '../upstream/recordings.js';
 import { capture, config, openSqlite } from './helpers.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { createYouTubeClient } from '../../src/upstream/client.js';
+import { createYouTubeClient } from '../../src/youtube/upstream/client.js';
 import { httpServer, KEY, type Running } from '../upstream/helpers.js';
 import { capture, config, openSqlite } from './helpers.js';
 

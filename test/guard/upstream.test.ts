@@ -2,8 +2,8 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard } from '../../src/guard/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient, type YouTubeClient } from '../../src/upstream/client.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import { createYouTubeClient, type YouTubeClient } from '../../src/youtube/upstream/client.js';
 import { capture, config, openSqlite } from './helpers.js';
 
 const KEY = 'guard-test-secret-key-4242';

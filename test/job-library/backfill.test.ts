@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
+import { openCache } from '../../src/youtube/cache/index.js';
 import {
   backfillCursorName,
   backfillProgress,
   runBackfill,
   runTrending,
-} from '../../src/job-library/index.js';
-import { jobLine } from '../../src/job-library/summary.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+} from '../../src/youtube/job-library/index.js';
+import { jobLine } from '../../src/youtube/job-library/summary.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { capture } from '../guard/helpers.js';
 import { type Rig, rig, used } from './helpers.js';
 

@@ -5,7 +5,7 @@
  * unsupported.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { runTrending } from '../../src/job-library/index.js';
+import { runTrending } from '../../src/youtube/job-library/index.js';
 import { httpServer, json, type Running } from '../upstream/helpers.js';
 import { rig } from './helpers.js';
 

@@ -1,13 +1,13 @@
-import { openCache } from '../../src/cache/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { Config } from '../../src/config/types.js';
 import { bucketWindow, createGuard, type Guard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
-import type { JobContext } from '../../src/job-library/index.js';
-import { upstreamClients } from '../../src/job-library/upstream.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import { openCache } from '../../src/youtube/cache/index.js';
+import type { JobContext } from '../../src/youtube/job-library/index.js';
+import { upstreamClients } from '../../src/youtube/job-library/upstream.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/youtube/simulator/index.js';
 import { type Captured, capture } from '../guard/helpers.js';
 import { fileTempDir } from '../harness/temp.js';
 

@@ -4,7 +4,7 @@
  * is cached with what it has, and search shows it with the counts it does not have left empty.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTrending } from '../../src/job-library/index.js';
+import { runTrending } from '../../src/youtube/job-library/index.js';
 import { type Replay, replayServer } from '../upstream/recordings.js';
 import { type Rig, rig } from './helpers.js';
 

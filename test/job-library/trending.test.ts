@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTrending } from '../../src/job-library/index.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { runTrending } from '../../src/youtube/job-library/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { logText, rig, used } from './helpers.js';
 
 let sim: Simulator;

@@ -15,7 +15,7 @@ describe('the CLI loads only what a command uses', () => {
       [...packages].filter((p) => heavyPackages.includes(p) || p === 'node-cron' || p === 'cli-progress'),
     ).toEqual([]);
     const heavy = [...files].filter((f) =>
-      /^src\/(ledger|guard\/guard|config\/load|config\/schema|cache|upstream|job-library|simulator|drill|scheduler|plan|history|metrics\/metrics)/.test(
+      /^src\/(ledger|guard\/guard|config\/load|config\/schema|youtube|drill|scheduler|history|metrics\/metrics)/.test(
         f,
       ),
     );

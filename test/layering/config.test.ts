@@ -25,8 +25,8 @@ describe('config at the bottom', () => {
 
 describe('the cache', () => {
   it('loads no upstream client or response schema (nor zod): it shares only the duration reader', () => {
-    const { files, packages } = loadedBy('src/cache/index.ts');
-    expect([...files].filter((f) => f.startsWith('src/upstream/'))).toEqual([]);
+    const { files, packages } = loadedBy('src/youtube/cache/index.ts');
+    expect([...files].filter((f) => f.startsWith('src/youtube/upstream/'))).toEqual([]);
     expect(packages.has('zod')).toBe(false);
     expect(packages.has('undici')).toBe(false);
   });

@@ -77,8 +77,7 @@ process.stdout.write(JSON.stringify({ modules, addons }));
   };
 }
 
-const APPLICATION =
-  /^dist\/(upstream|cache|job-library|plan|simulator|metrics|scheduler|drill|cli)\/|^dist\/(cron-runs|youtube)\.js$|^dist\/history\/freshness\.js$/;
+const APPLICATION = /^dist\/(youtube|metrics|scheduler|drill|cli)\//;
 
 describe('importing the built package root', () => {
   it('loads the core only: no YouTube client, cache, job, scheduler, CLI or simulator module', () => {
@@ -97,8 +96,8 @@ describe('importing the built package root', () => {
   });
 
   it('loads the YouTube application from quota-guard/youtube', () => {
-    const { modules } = child('dist/youtube.js');
-    expect(modules).toContain('dist/upstream/client.js');
-    expect(modules).toContain('dist/cache/cache.js');
+    const { modules } = child('dist/youtube/index.js');
+    expect(modules).toContain('dist/youtube/upstream/client.js');
+    expect(modules).toContain('dist/youtube/cache/cache.js');
   });
 });

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../harness/imports.js';
 
 /** The package's entries: its exports and its bin (as sources). */
-const ENTRIES = ['src/index.ts', 'src/youtube.ts', 'src/simulator/index.ts', 'src/cli/bin.ts'];
+const ENTRIES = ['src/index.ts', 'src/youtube/index.ts', 'src/youtube/simulator/index.ts', 'src/cli/bin.ts'];
 
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.[^'"]+)['"]/gm;
 

@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { openJobContext } from '../../src/job-library/context.js';
-import { runTrending } from '../../src/job-library/trending.js';
 import { openQuotaGuard } from '../../src/quota-guard.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { openJobContext } from '../../src/youtube/job-library/context.js';
+import { runTrending } from '../../src/youtube/job-library/trending.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { cli, configFile, dir } from '../cli/helpers.js';
 import { capture } from '../guard/helpers.js';
 

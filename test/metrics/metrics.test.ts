@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { createGuard } from '../../src/guard/index.js';
-import { runTrending } from '../../src/job-library/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import {
   checkHealth,
@@ -11,6 +10,7 @@ import {
   parseHttpAddress,
   startMetricsServer,
 } from '../../src/metrics/index.js';
+import { runTrending } from '../../src/youtube/job-library/index.js';
 import { capture } from '../guard/helpers.js';
 import { type RedisServer, startRedisServer } from '../harness/redis.js';
 import { type Rig, rig } from '../job-library/helpers.js';

@@ -89,7 +89,9 @@ import('quota-guard').then((esm) => {
     });
     // The same ES module files serve require(): there is no second (CommonJS) build.
     expect(out['paths']).toEqual(
-      ['dist/index.js', 'dist/youtube.js', 'dist/simulator/index.js'].map((f) => join(pkg.dir, f)),
+      ['dist/index.js', 'dist/youtube/index.js', 'dist/youtube/simulator/index.js'].map((f) =>
+        join(pkg.dir, f),
+      ),
     );
   });
 
@@ -203,7 +205,7 @@ describe('the CLI installed from the tarball', () => {
     });
   }
 
-  it('ships the build, the Lua scripts, the default config and the licence; no sources, no tests', () => {
+  it('ships the build, the Lua scripts, the default config, the clients, the API document and the licence; no sources, no tests', () => {
     const list = spawnSync('tar', ['-tzf', pkg.tarball], { encoding: 'utf8' }).stdout.split('\n');
     for (const f of [
       'LICENSE',
@@ -212,6 +214,11 @@ describe('the CLI installed from the tarball', () => {
       'dist/cli/bin.js',
       'dist/index.js',
       'config/default.yaml',
+      'clients/python/quota_guard.py',
+      'clients/python/pyproject.toml',
+      'clients/php/QuotaGuard.php',
+      'clients/php/composer.json',
+      'docs/openapi.yaml',
     ]) {
       expect(list, f).toContain(`package/${f}`);
     }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTrending } from '../../src/job-library/index.js';
-import { planBudget } from '../../src/plan/plan.js';
+import { runTrending } from '../../src/youtube/job-library/index.js';
+import { planBudget } from '../../src/youtube/plan/plan.js';
 import { type Rig, rig } from '../job-library/helpers.js';
 
 const rigs: Rig[] = [];

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULT_REGIONS } from '../../src/config/defaults.js';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
-import { cronRuns, maxInDay, maxInWindow } from '../../src/cron-runs.js';
-import { type PlanChange, type PlanReport, planBudget } from '../../src/plan/plan.js';
+import { cronRuns, maxInDay, maxInWindow } from '../../src/youtube/cron-runs.js';
+import { planBudget } from '../../src/youtube/plan/plan.js';
+import type { PlanChange, PlanReport } from '../../src/youtube/plan/types.js';
 import { cli } from '../cli/helpers.js';
 
 const FIXTURES = 'test/plan/fixtures';

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { JobResult } from '../../src/job-library/types.js';
 import {
   type ScheduledJob,
   Scheduler,
   type SchedulerEvent,
   type TickSource,
 } from '../../src/scheduler/index.js';
+import type { JobResult } from '../../src/youtube/job-library/types.js';
 import { capture } from '../guard/helpers.js';
 
 /** A clock we move by hand: `tick(name)` fires one job's schedule, `tickAll()` every one. */

@@ -3,8 +3,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { simulatorControl } from '../../src/simulator/index.js';
-import { createYouTubeClient, UpstreamError } from '../../src/upstream/index.js';
+import { simulatorControl } from '../../src/youtube/simulator/index.js';
+import { createYouTubeClient, UpstreamError } from '../../src/youtube/upstream/index.js';
 import { expectOneLine } from '../cli/helpers.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.ts', import.meta.url));

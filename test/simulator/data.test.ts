@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { DEFAULT_REGIONS } from '../../src/simulator/server.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import { DEFAULT_REGIONS } from '../../src/youtube/simulator/server.js';
 import {
   createYouTubeClient,
   parseIsoDuration,
   type Video,
   type YouTubeClient,
-} from '../../src/upstream/index.js';
+} from '../../src/youtube/upstream/index.js';
 import { JAN_15, KEY, walkChart } from './helpers.js';
 
 async function chartVideos(

@@ -6,7 +6,7 @@
  * the simulator drift from the real API fails here. Fixed clock and seed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { recordedStatus, recordingFiles, recordingJson } from '../upstream/recordings.js';
 import { parameterBounds, responseProblems } from './discovery.js';
 import { get, JAN_15, type Json, KEY, walkChart } from './helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { simulatorControl, startSimulator } from '../../src/simulator/index.js';
+import { simulatorControl, startSimulator } from '../../src/youtube/simulator/index.js';
 import { get, JAN_15, KEY, outcome, useSimulators } from './helpers.js';
 
 const setup = useSimulators({ keys: [`${KEY}@p`], now: () => JAN_15 });

@@ -1,12 +1,12 @@
 import { request } from 'undici';
 import { afterEach } from 'vitest';
-import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/youtube/simulator/index.js';
 import {
   createYouTubeClient,
   UpstreamError,
   type YouTubeClient,
   type YouTubeClientOptions,
-} from '../../src/upstream/index.js';
+} from '../../src/youtube/upstream/index.js';
 
 /** Raw JSON of an API answer; tests read into it freely. */
 // biome-ignore lint/suspicious/noExplicitAny: arbitrary JSON answers, asserted field by field

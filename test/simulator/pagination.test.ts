@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { DEFAULT_REGIONS } from '../../src/simulator/server.js';
-import { createYouTubeClient } from '../../src/upstream/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import { DEFAULT_REGIONS } from '../../src/youtube/simulator/server.js';
+import { createYouTubeClient } from '../../src/youtube/upstream/index.js';
 import { get, JAN_15, KEY, walkChart } from './helpers.js';
 
 let sim: Simulator;

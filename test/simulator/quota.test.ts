@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient } from '../../src/upstream/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import { createYouTubeClient } from '../../src/youtube/upstream/index.js';
 import { get, JAN_15, KEY, outcome, useSimulators } from './helpers.js';
 
 const setup = useSimulators();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import type { Video } from '../../src/upstream/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import type { Video } from '../../src/youtube/upstream/index.js';
 import { JAN_15, KEY, walkChart } from './helpers.js';
 
 /** The script each added region's chart is mostly written in. */

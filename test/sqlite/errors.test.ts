@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { CacheSchemaError } from '../../src/cache/errors.js';
 import { QuotaGuardError, type QuotaGuardErrorOptions } from '../../src/errors.js';
 import { storeFailure } from '../../src/sqlite/index.js';
+import { CacheSchemaError } from '../../src/youtube/cache/errors.js';
 
 const pkg = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
 const CODES = [

@@ -19,8 +19,8 @@ import {
   type TestContext,
   vi,
 } from 'vitest';
-import { openCache } from '../../src/cache/index.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { openCache } from '../../src/youtube/cache/index.js';
 import { video } from '../cache/helpers.js';
 import { cli, configFile, expectOneLine } from '../cli/helpers.js';
 import {

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import {
   createYouTubeClient,
   parseIsoDuration,
   UpstreamError,
   YOUTUBE_API_METHODS,
   type YouTubeClient,
-} from '../../src/upstream/index.js';
+} from '../../src/youtube/upstream/index.js';
 import { failure, httpServer, json, KEY } from './helpers.js';
 
 let sim: Simulator;

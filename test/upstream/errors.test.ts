@@ -3,8 +3,8 @@
  * loopback server for the shapes the simulator never sends) and transport failures on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient, UpstreamError, type YouTubeClient } from '../../src/upstream/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import { createYouTubeClient, UpstreamError, type YouTubeClient } from '../../src/youtube/upstream/index.js';
 import { closedPort, failure, httpServer, json, KEY, tcpServer } from './helpers.js';
 
 let sim: Simulator;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient } from '../../src/upstream/index.js';
+import { startSimulator } from '../../src/youtube/simulator/index.js';
+import { createYouTubeClient } from '../../src/youtube/upstream/index.js';
 import { KEY } from './helpers.js';
 
 describe('connection reuse', () => {

@@ -8,7 +8,7 @@ import {
   createYouTubeClient,
   type YouTubeClient,
   type YouTubeClientOptions,
-} from '../../src/upstream/client.js';
+} from '../../src/youtube/upstream/client.js';
 import { drip, failure, flood, httpServer, KEY, type Running } from './helpers.js';
 
 const open: (Running | YouTubeClient)[] = [];

@@ -4,7 +4,7 @@
  * the code, reason and quota limit they say. A recording no test exercises fails the suite.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createYouTubeClient, UpstreamError, VideoCategorySchema } from '../../src/upstream/index.js';
+import { createYouTubeClient, UpstreamError, VideoCategorySchema } from '../../src/youtube/upstream/index.js';
 import { failure, KEY } from './helpers.js';
 import { type Replay, recordedStatus, recordingFiles, recordingJson, replayServer } from './recordings.js';
 

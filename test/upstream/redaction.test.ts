@@ -7,8 +7,13 @@ import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { createYouTubeClient, redactKeyParam, redactText, UpstreamError } from '../../src/upstream/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import {
+  createYouTubeClient,
+  redactKeyParam,
+  redactText,
+  UpstreamError,
+} from '../../src/youtube/upstream/index.js';
 import { closedPort, failure, httpServer, json, KEY, type Running, tcpServer } from './helpers.js';
 
 const UNKNOWN_KEY = 'AIzaSy-unknown-SECRET-9876543210';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QuotaGuardError } from '../../src/errors.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import {
   createYouTubeClient,
   isRetryable,
@@ -8,7 +8,7 @@ import {
   UpstreamError,
   withRetries,
   type YouTubeClient,
-} from '../../src/upstream/index.js';
+} from '../../src/youtube/upstream/index.js';
 import { failure, KEY } from './helpers.js';
 
 const err = (

@@ -1,11 +1,16 @@
 /** `quota-guard backfill`: the action (its options are declared in src/cli/commands/backfill.ts). */
 
-import { openCache } from '../../cache/index.js';
-import { BACKFILL_BATCH, backfillDue, backfillMethod, runBackfill } from '../../job-library/backfill.js';
-import { backfillProgress } from '../../job-library/progress.js';
-import { jobJson, jobLine } from '../../job-library/summary.js';
 import { terminalJson } from '../../terminal-text.js';
-import type { BackfillCommandOptions } from '../commands/backfill.js';
+import { openCache } from '../../youtube/cache/index.js';
+import {
+  BACKFILL_BATCH,
+  backfillDue,
+  backfillMethod,
+  runBackfill,
+} from '../../youtube/job-library/backfill.js';
+import { backfillProgress } from '../../youtube/job-library/progress.js';
+import { jobJson, jobLine } from '../../youtube/job-library/summary.js';
+import type { BackfillCommandOptions } from '../command-options.js';
 import { cliLogOutput } from '../context.js';
 import { dryRunCommand } from '../dry-run.js';
 import { preflight, withJobs } from '../job-commands.js';

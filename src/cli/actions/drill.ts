@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { runDrill } from '../../drill/drill.js';
 import { drillSvg } from '../../drill/svg.js';
 import { ExitCode } from '../../errors.js';
-import type { DrillCommandOptions } from '../commands/drill.js';
+import type { DrillCommandOptions } from '../command-options.js';
 import { profileFor } from '../profile.js';
 import { renderDrill } from '../render/drill.js';
 

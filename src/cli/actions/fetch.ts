@@ -1,11 +1,11 @@
 /** `quota-guard fetch`: the action (its options are declared in src/cli/commands/fetch.ts). */
 
-import { trendingDryRun } from '../../job-library/dry-run.js';
-import { jobJson } from '../../job-library/summary.js';
-import { runTrending } from '../../job-library/trending.js';
 import { combinedExitCode, runSideBySide } from '../../runs/job-run.js';
 import { terminalJson } from '../../terminal-text.js';
-import type { FetchOptions } from '../commands/fetch.js';
+import { trendingDryRun } from '../../youtube/job-library/dry-run.js';
+import { jobJson } from '../../youtube/job-library/summary.js';
+import { runTrending } from '../../youtube/job-library/trending.js';
+import type { FetchOptions } from '../command-options.js';
 import { dryRunCommand } from '../dry-run.js';
 import { preflight, withJobs } from '../job-commands.js';
 import { renderFetch } from '../render/fetch.js';

@@ -4,7 +4,7 @@ import { parseDuration } from '../../config/duration.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { openRunHistory } from '../../history/index.js';
 import { terminalJson } from '../../terminal-text.js';
-import type { HistoryOptions } from '../commands/history.js';
+import type { HistoryOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { outputWidth, renderHistory, runJson } from '../render/history.js';
 

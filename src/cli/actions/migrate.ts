@@ -1,7 +1,7 @@
 /** `quota-guard migrate`: the action (its options are declared in src/cli/commands/migrate.ts). */
 
-import { openCache } from '../../cache/cache.js';
-import { CACHE_FORMAT } from '../../cache/schema.js';
+import { openCache } from '../../youtube/cache/cache.js';
+import { CACHE_FORMAT } from '../../youtube/cache/schema.js';
 import { parseStoreUrl, redactStoreUrl } from '../../config/store-url.js';
 import type { Config } from '../../config/types.js';
 import { LEDGER_FORMAT } from '../../ledger/sqlite.js';

@@ -1,7 +1,7 @@
 /** `quota-guard plan`: read the config, plan every schedule against every limit, print it. */
 import { ExitCode } from '../../errors.js';
-import { planBudget } from '../../plan/plan.js';
-import type { PlanOptions } from '../commands/plan.js';
+import { planBudget } from '../../youtube/plan/plan.js';
+import type { PlanOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { renderPlan } from '../render/plan.js';
 

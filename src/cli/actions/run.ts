@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../../errors.js';
 import { DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../http-address.js';
 import { abortOnSignals } from '../../runs/job-run.js';
 import { startService } from '../../scheduler/service.js';
-import type { RunOptions } from '../commands/run.js';
+import type { RunOptions } from '../command-options.js';
 import { openContext } from '../context.js';
 import { preflight } from '../job-commands.js';
 

@@ -1,8 +1,8 @@
 /** `quota-guard search`: the action (its options are declared in src/cli/commands/search.ts). */
 
-import { openCache } from '../../cache/index.js';
 import { terminalJson } from '../../terminal-text.js';
-import type { SearchCommandOptions } from '../commands/search.js';
+import { openCache } from '../../youtube/cache/index.js';
+import type { SearchCommandOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { renderSearch } from '../render/search.js';
 

@@ -3,7 +3,6 @@
  * decision API is imported only with `--decisions`: without it serve only reads.
  */
 
-import { scheduledNeed } from '../../cron-runs.js';
 import { ConfigError, InvalidArgumentError } from '../../errors.js';
 import { createGuard } from '../../guard/guard.js';
 import { openRunHistory } from '../../history/index.js';
@@ -12,7 +11,8 @@ import { createMetrics } from '../../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../../metrics/page.js';
 import { startMetricsServer } from '../../metrics/server.js';
 import { abortOnSignals } from '../../runs/job-run.js';
-import type { ServeOptions } from '../commands/serve.js';
+import { scheduledNeed } from '../../youtube/cron-runs.js';
+import type { ServeOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { openContext } from '../context.js';
 

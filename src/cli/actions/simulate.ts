@@ -1,8 +1,8 @@
 /** `quota-guard simulate`: the action (its options are declared in src/cli/commands/simulate.ts). */
 import pino from 'pino';
 import { ExitCode } from '../../errors.js';
-import { type SimulatorOptions, startSimulator } from '../../simulator/index.js';
-import type { SimulateOptions } from '../commands/simulate.js';
+import { type SimulatorOptions, startSimulator } from '../../youtube/simulator/index.js';
+import type { SimulateOptions } from '../command-options.js';
 import { profileFor } from '../profile.js';
 
 /** Resolves on the first SIGINT or SIGTERM. */

@@ -4,7 +4,7 @@ import { ExitCode, InvalidArgumentError, QuotaGuardError } from '../../errors.js
 import type { Guard } from '../../guard/guard.js';
 import { withMethod } from '../../guard/tags.js';
 import { terminalJson } from '../../terminal-text.js';
-import type { SpendOptions } from '../commands/spend.js';
+import type { SpendOptions } from '../command-options.js';
 import { withContext } from '../context.js';
 import { decisionJson, renderReport, renderSpend, reportJson } from '../render/spend.js';
 

@@ -2,7 +2,7 @@
 
 import { bucketOf } from '../../config/lookups.js';
 import { terminalJson } from '../../terminal-text.js';
-import type { UnblockOptions } from '../commands/unblock.js';
+import type { UnblockOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { withContext } from '../context.js';
 import { formatDuration } from '../render/format.js';

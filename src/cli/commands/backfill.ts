@@ -6,12 +6,7 @@
  */
 import type { Command } from 'commander';
 import { lazyAction } from '../action.js';
-import { type JobCommandOptions, jobOptions, parsePositiveInt } from '../options.js';
-
-export interface BackfillCommandOptions extends JobCommandOptions {
-  maxUnits?: number;
-  dryRun?: boolean;
-}
+import { jobOptions, parsePositiveInt } from '../options.js';
 
 export function register(program: Command): void {
   jobOptions(

@@ -8,18 +8,6 @@ import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
 import { lazyAction } from '../action.js';
 import { integerAtLeast } from '../options.js';
 
-export interface DrillCommandOptions {
-  json?: boolean;
-  daySeconds: number;
-  store?: string;
-  profile: string;
-  config?: string;
-  quota: number;
-  behindAt: number;
-  svg?: string;
-  keep?: boolean;
-}
-
 function fraction(value: string): number {
   const n = Number(value);
   if (!(n > 0 && n < 1)) throw new InvalidArgumentError('must be a number between 0 and 1');

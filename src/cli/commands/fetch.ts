@@ -6,12 +6,7 @@
  */
 import type { Command } from 'commander';
 import { lazyAction } from '../action.js';
-import { collect, type JobCommandOptions, jobOptions } from '../options.js';
-
-export interface FetchOptions extends JobCommandOptions {
-  region: string[];
-  dryRun?: boolean;
-}
+import { collect, jobOptions } from '../options.js';
 
 export function register(program: Command): void {
   jobOptions(

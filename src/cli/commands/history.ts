@@ -5,15 +5,7 @@
  */
 import type { Command } from 'commander';
 import { lazyAction } from '../action.js';
-import { type ConfigOptions, configOption } from '../options.js';
-
-export interface HistoryOptions extends ConfigOptions {
-  region?: string;
-  since?: string;
-  limit: string;
-  credential?: string;
-  json?: boolean;
-}
+import { configOption } from '../options.js';
 
 export function register(program: Command): void {
   configOption(

@@ -7,14 +7,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../../http-address.js';
 import { lazyAction } from '../action.js';
-import { type JobCommandOptions, jobOptions } from '../options.js';
-
-export interface RunOptions extends JobCommandOptions {
-  http?: string | boolean;
-  backfill: boolean;
-  decisions?: boolean;
-  tokens?: string;
-}
+import { jobOptions } from '../options.js';
 
 export function register(program: Command): void {
   jobOptions(

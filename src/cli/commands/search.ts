@@ -4,13 +4,7 @@
  */
 import type { Command } from 'commander';
 import { lazyAction } from '../action.js';
-import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
-
-export interface SearchCommandOptions extends ConfigOptions {
-  region?: string;
-  limit?: number;
-  json?: boolean;
-}
+import { configOption, parsePositiveInt } from '../options.js';
 
 export function register(program: Command): void {
   const command = program

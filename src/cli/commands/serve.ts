@@ -8,16 +8,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../../http-address.js';
 import { lazyAction } from '../action.js';
-import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
-
-export interface ServeOptions extends ConfigOptions {
-  http: string | boolean;
-  refresh: number;
-  decisions?: boolean;
-  tokens?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-}
+import { configOption, parsePositiveInt } from '../options.js';
 
 export function register(program: Command): void {
   configOption(

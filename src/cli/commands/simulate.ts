@@ -9,25 +9,6 @@ import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
 import { lazyAction } from '../action.js';
 import { integerAtLeast } from '../options.js';
 
-export interface SimulateOptions {
-  port: number;
-  host: string;
-  key: string[];
-  profile: string;
-  config?: string;
-  legacyErrors?: boolean;
-  quota?: number;
-  bucket: Array<[string, number]>;
-  seed?: string;
-  dayLength?: number;
-  chartPeriod?: number;
-  region: string[];
-  latency?: number;
-  errorRate?: number;
-  resetRate?: number;
-  log?: boolean;
-}
-
 function positiveNumber(value: string): number {
   const n = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value) || n <= 0) throw new InvalidArgumentError('must be a number > 0');

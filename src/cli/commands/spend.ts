@@ -8,23 +8,10 @@
  * reset), or nothing to do. Idempotent.
  */
 import { type Command, Option } from 'commander';
-import { TIERS, type Tier } from '../../config/types.js';
+import { TIERS } from '../../config/types.js';
 import { lazyAction } from '../action.js';
-import { type ConfigOptions, configOption, parsePositiveInt } from '../options.js';
-
-const REPORTS = ['sent', 'never-sent', 'refund', 'exhausted'] as const;
-
-export interface SpendOptions extends ConfigOptions {
-  cost?: number;
-  method?: string;
-  bucket?: string;
-  entry?: string;
-  report?: (typeof REPORTS)[number];
-  until?: string;
-  tier: Tier;
-  tag?: string;
-  json?: boolean;
-}
+import { SPEND_REPORTS } from '../command-options.js';
+import { configOption, parsePositiveInt } from '../options.js';
 
 export function register(program: Command): void {
   configOption(
@@ -40,7 +27,7 @@ export function register(program: Command): void {
       .option('--entry <id>', 'the spend’s entry id: sent again, answered as the first time and charged once')
       .addOption(
         new Option('--report <outcome>', 'report what became of --entry’s call instead of spending').choices(
-          REPORTS,
+          SPEND_REPORTS,
         ),
       )
       .option(

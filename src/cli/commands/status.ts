@@ -5,12 +5,7 @@
  */
 import type { Command } from 'commander';
 import { lazyAction } from '../action.js';
-import { type ConfigOptions, configOption } from '../options.js';
-
-export interface StatusOptions extends ConfigOptions {
-  json?: boolean;
-  credential?: string;
-}
+import { configOption } from '../options.js';
 
 export function register(program: Command): void {
   configOption(

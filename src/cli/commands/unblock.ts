@@ -7,11 +7,7 @@
  */
 import type { Command } from 'commander';
 import { lazyAction } from '../action.js';
-import { type ConfigOptions, configOption } from '../options.js';
-
-export interface UnblockOptions extends ConfigOptions {
-  json?: boolean;
-}
+import { configOption } from '../options.js';
 
 export function register(program: Command): void {
   configOption(

@@ -1,6 +1,6 @@
 /** What `quota-guard fetch` prints for people: a line per region's run, then the totals. */
-import { jobLine, totals } from '../../job-library/summary.js';
-import type { JobResult } from '../../job-library/types.js';
+import { jobLine, totals } from '../../youtube/job-library/summary.js';
+import type { JobResult } from '../../youtube/job-library/types.js';
 import { count } from './format.js';
 
 /** `trending:US  done  4 pages, …` per run, and `total: …` of the credential spent. */

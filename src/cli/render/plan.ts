@@ -1,6 +1,6 @@
 /** What `quota-guard plan` prints for people: per bucket what the schedules spend against each limit, and what to change. */
 import { windowLabel } from '../../config/duration.js';
-import type { BucketPlan, PlanReport } from '../../plan/plan.js';
+import type { BucketPlan, PlanReport } from '../../youtube/plan/types.js';
 import { formatNumber, table } from './format.js';
 
 function renderBucket(b: BucketPlan): string[] {

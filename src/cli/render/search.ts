@@ -1,6 +1,7 @@
 /** What `quota-guard search` prints for people (also shown by the demo). */
-import type { SearchResult } from '../../cache/types.js';
+
 import { terminalText } from '../../terminal-text.js';
+import type { SearchResult } from '../../youtube/cache/types.js';
 import { formatNumber } from './format.js';
 
 /** Numbered hits with channel, views, regions and the matching excerpt. */

@@ -7,9 +7,9 @@
 
 import type { Tier } from '../../config/types.js';
 import type { BucketStatus, StatusReport } from '../../guard/status.js';
-import type { RegionFreshness } from '../../history/freshness.js';
 import { terminalText } from '../../terminal-text.js';
 import { luxon } from '../../time-libs.js';
+import type { RegionFreshness } from '../../youtube/freshness.js';
 import { bar, breakdown, count, formatDuration, formatNumber, table, widest, wrap } from './format.js';
 
 /** What `status` prints: the ledger's report and, when the history was readable, region freshness. */

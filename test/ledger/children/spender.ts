@@ -5,7 +5,7 @@
  * Usage: node --import tsx spender.ts '<json options>'
  */
 import { openLedger } from '../../../src/index.js';
-import { rng } from '../../../src/simulator/rng.js';
+import { rng } from '../../../src/youtube/simulator/rng.js';
 
 interface Options {
   url: string;

@@ -1,0 +1,31 @@
+/**
+ * `quota-guard/youtube`: the YouTube Data API application built on the core — its client, the
+ * local cache of fetched videos, the trending and backfill jobs and the budget plan of their
+ * schedules. test/layering/root.test.ts pins the list, so growing it is a decision.
+ */
+
+// The cache
+export { CacheSchemaError, QueryInvalidError } from './cache/errors.js';
+export { type Cache, openCache } from './cache/index.js';
+export type {
+  CachedVideo,
+  CacheOptions,
+  SearchHit,
+  SearchOptions,
+  SearchResult,
+  TrendingPage,
+  TrendingSnapshot,
+  VideoResource,
+} from './cache/types.js';
+// The schedules' need, for a guard built for the jobs
+export { scheduledNeed } from './cron-runs.js';
+// The jobs
+export { type BackfillOptions, runBackfill } from './job-library/backfill.js';
+export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './job-library/context.js';
+export { runTrending, type TrendingOptions } from './job-library/trending.js';
+export type { JobContext, JobOutcome, JobResult } from './job-library/types.js';
+// The budget plan
+export { planBudget } from './plan/plan.js';
+export type { PlanOptions, PlanReport } from './plan/types.js';
+// The upstream client
+export { createYouTubeClient, type YouTubeClient, type YouTubeClientOptions } from './upstream/client.js';

@@ -1,0 +1,38 @@
+/**
+ * What a trending run spends, in one place: the method every page is fetched with, the charts a
+ * region's run fetches (one per configured category, else the whole chart), and the most calls
+ * and units one run makes. The job, the schedules' need, the plan and `fetch --dry-run` read these.
+ */
+import { methodOf } from '../config/lookups.js';
+import type { Config, CredentialConfig } from '../config/types.js';
+import type { MethodSpec } from '../profiles/profile.js';
+
+/** The method every trending page is fetched with. */
+export const TRENDING_METHOD = 'videos.list';
+
+/** Charts one run of `region` fetches: one per configured category, else the whole chart. */
+export function chartsOf(config: Config, region: string): number {
+  return Math.max(1, config.categories[region]?.length ?? 0);
+}
+
+/** The bucket and cost of a trending page under a credential. */
+export function trendingMethod(credential: CredentialConfig): MethodSpec {
+  return methodOf(credential, TRENDING_METHOD);
+}
+
+/** Calls one run of `region` makes at most: its charts × `schedules.trending.maxPages`. */
+export function trendingCalls(config: Config, region: string): number {
+  return chartsOf(config, region) * config.schedules.trending.maxPages;
+}
+
+/** Units one run of `region` spends at most on `credential`: its calls × the method's cost. */
+export function trendingUnits(config: Config, credential: CredentialConfig, region: string): number {
+  return trendingCalls(config, region) * trendingMethod(credential).cost;
+}
+
+/** How one run's calls add up, for a dry run: `2 charts × 4 pages`, or `4 pages`. */
+export function trendingCallsText(config: Config, region: string): string {
+  const charts = chartsOf(config, region);
+  const { maxPages } = config.schedules.trending;
+  return `${charts > 1 ? `${charts} charts × ` : ''}${maxPages} page${maxPages === 1 ? '' : 's'}`;
+}
