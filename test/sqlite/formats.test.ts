@@ -9,10 +9,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { CACHE_FORMAT } from '../../src/youtube/cache/schema.js';
 import { openLedger } from '../../src/index.js';
 import { LEDGER_FORMAT } from '../../src/ledger/sqlite.js';
 import { migrateStore, openStore, type StoreFormat } from '../../src/sqlite/index.js';
+import { CACHE_FORMAT } from '../../src/youtube/cache/schema.js';
 import { cli, configFile, dir, expectOneLine, quietCli } from '../cli/helpers.js';
 
 quietCli();

@@ -1,7 +1,5 @@
 /** `quota-guard migrate`: the action (its options are declared in src/cli/commands/migrate.ts). */
 
-import { openCache } from '../../youtube/cache/cache.js';
-import { CACHE_FORMAT } from '../../youtube/cache/schema.js';
 import { parseStoreUrl, redactStoreUrl } from '../../config/store-url.js';
 import type { Config } from '../../config/types.js';
 import { LEDGER_FORMAT } from '../../ledger/sqlite.js';
@@ -14,6 +12,8 @@ import {
 } from '../../redis/index.js';
 import { type MigrationReport, migrateStore } from '../../sqlite/index.js';
 import { terminalJson } from '../../terminal-text.js';
+import { openCache } from '../../youtube/cache/cache.js';
+import { CACHE_FORMAT } from '../../youtube/cache/schema.js';
 import type { MigrateOptions } from '../commands/migrate.js';
 import { loadCliConfig } from '../config.js';
 import { renderMigration, type StoreMigration } from '../render/migrate.js';
