@@ -14,7 +14,7 @@ import { type MigrationReport, migrateStore } from '../../sqlite/index.js';
 import { terminalJson } from '../../terminal-text.js';
 import { openCache } from '../../youtube/cache/cache.js';
 import { CACHE_FORMAT } from '../../youtube/cache/schema.js';
-import type { MigrateOptions } from '../commands/migrate.js';
+import type { MigrateOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { renderMigration, type StoreMigration } from '../render/migrate.js';
 

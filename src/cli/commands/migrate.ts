@@ -8,12 +8,7 @@
  */
 import type { Command } from 'commander';
 import { lazyAction } from '../action.js';
-import { type ConfigOptions, configOption } from '../options.js';
-
-export interface MigrateOptions extends ConfigOptions {
-  dryRun?: boolean;
-  json?: boolean;
-}
+import { configOption } from '../options.js';
 
 export function register(program: Command): void {
   configOption(
