@@ -3,7 +3,13 @@
  * each job started `offsetMs` after its tick so that regional bursts interleave, never two runs of
  * the same job at once (a tick that finds its job still running, or still waiting for its offset, is
  * skipped and logged), and a graceful stop: no more ticks, pending starts cancelled, running jobs
- * aborted at their next page boundary (the page in flight is finished) and awaited.
+ * aborted and awaited.
+ *
+ * A tick skipped because its job was still running is owed to the job if that run then ends
+ * `stopped`: it starts again at the skipped tick's own start (tick + offset) or when the stop says
+ * it can resume, whichever is later, unless its next tick comes first. Without that, a long run (the
+ * backfill following its pacing line for hours) that stopped just after a skipped tick idled until
+ * the next one, and after the day's last tick for the rest of the day.
  *
  * The ticks come from a `TickSource`: node-cron by default, or any other clock (tests, drills).
  */
@@ -73,6 +79,13 @@ interface Running {
   done: Promise<void>;
 }
 
+interface Pending {
+  timer: NodeJS.Timeout;
+  since: number;
+  /** A run owed for a tick skipped while the job ran: the job's next tick replaces it. */
+  owed?: true;
+}
+
 export class Scheduler {
   readonly #jobs: readonly ScheduledJob[];
   readonly #logger: SchedulerOptions['logger'];
@@ -81,7 +94,9 @@ export class Scheduler {
   readonly #now: () => number;
   readonly #abort = new AbortController();
   readonly #running = new Map<string, Running>();
-  readonly #pending = new Map<string, { timer: NodeJS.Timeout; since: number }>();
+  readonly #pending = new Map<string, Pending>();
+  /** The last tick each running job skipped. */
+  readonly #skipped = new Map<string, number>();
   readonly #handles: Array<{ stop(): void }> = [];
   readonly #results: JobResult[] = [];
   #state: 'idle' | 'started' | 'stopping' | 'stopped' = 'idle';
@@ -136,8 +151,14 @@ export class Scheduler {
     if (this.#state !== 'started') return;
     const at = this.#now();
     this.#emit({ type: 'tick', job: job.name, at });
-    const pending = this.#pending.get(job.name);
+    let pending = this.#pending.get(job.name);
+    if (pending?.owed) {
+      clearTimeout(pending.timer);
+      this.#pending.delete(job.name);
+      pending = undefined;
+    }
     const running = this.#running.get(job.name);
+    if (running) this.#skipped.set(job.name, at);
     if (pending || running) {
       const why = running ? 'running' : 'pending';
       const since = running?.since ?? pending!.since;
@@ -165,8 +186,9 @@ export class Scheduler {
     const since = this.#now();
     this.#emit({ type: 'start', job: job.name, at: since });
     const done = (async () => {
+      let result: JobResult | undefined;
       try {
-        const result = await job.run(this.#abort.signal);
+        result = await job.run(this.#abort.signal);
         this.#results.push(result);
         this.#emit({ type: 'finish', job: job.name, at: this.#now(), result });
       } catch (error) {
@@ -182,10 +204,31 @@ export class Scheduler {
         this.#emit({ type: 'error', job: job.name, at: this.#now(), error });
       } finally {
         this.#running.delete(job.name);
+        this.#startOwed(job, result);
       }
     })();
     this.#running.set(job.name, { since, done });
     return true;
+  }
+
+  /** After a run: the tick it made skip, when it ended stopped, starts once the stop allows it. */
+  #startOwed(job: ScheduledJob, result: JobResult | undefined): void {
+    const tick = this.#skipped.get(job.name);
+    this.#skipped.delete(job.name);
+    if (tick === undefined || result?.outcome !== 'stopped' || this.#state !== 'started') return;
+    const at = Math.max(tick + job.offsetMs, result.resumeAt ?? 0);
+    const timer = setTimeout(
+      () => {
+        this.#pending.delete(job.name);
+        this.#startRun(job);
+      },
+      Math.max(0, at - this.#now()),
+    );
+    this.#pending.set(job.name, { timer, since: tick, owed: true });
+    this.#logger.info(
+      { job: job.name, skipped: new Date(tick).toISOString(), at: new Date(at).toISOString() },
+      `${job.name} ended stopped after skipping its tick of ${new Date(tick).toISOString()}: that tick's run starts at ${new Date(at).toISOString()}, or at the next tick if it comes first`,
+    );
   }
 
   /** Run a job now, outside its schedule (same no-overlap rule). False when it is already running. */
@@ -215,6 +258,7 @@ export class Scheduler {
     for (const h of this.#handles.splice(0)) h.stop();
     for (const p of this.#pending.values()) clearTimeout(p.timer);
     this.#pending.clear();
+    this.#skipped.clear();
     const running = this.running();
     if (wasStarted)
       this.#logger.info(
