@@ -54,13 +54,15 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const { curve, sample, sampler } = startCurve(day, open.timers);
     const report = reportProgress(s, day, open.timers);
 
-    // Stop just before the day ends, so nothing is spent on the next one. The ledger keeps two days
-    // and the simulator's totals are cumulative: both are read after.
+    // Stop just before the day ends, so nothing is spent on the next one: no new call starts, and
+    // the calls in flight finish (an abandoned one was recorded, but the simulator may never have
+    // charged it), so what the ledger recorded is what the simulator charged. The ledger keeps two
+    // days and the simulator's totals are cumulative: both are read after.
     const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
     await sleep(Math.max(0, stopAt - Date.now()));
     clearInterval(report);
     clearInterval(sampler);
-    await svc.scheduler.stop('end of the day');
+    await svc.scheduler.stop('end of the day', { finishInFlight: true });
     await burst();
     await sample();
 

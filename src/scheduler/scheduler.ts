@@ -3,7 +3,7 @@
  * each job started `offsetMs` after its tick so that regional bursts interleave, never two runs of
  * the same job at once (a tick that finds its job still running, or still waiting for its offset, is
  * skipped and logged), and a graceful stop: no more ticks, pending starts cancelled, running jobs
- * aborted and awaited.
+ * aborted (their requests in flight abandoned, or finished when asked) and awaited.
  *
  * A tick skipped because its job was still running is owed to the job if that run then ends
  * `stopped`: it starts again at the skipped tick's own start (tick + offset) or when the stop says
@@ -26,8 +26,12 @@ export interface ScheduledJob {
   timeZone: string;
   /** The job starts this long after each tick (stagger). */
   offsetMs: number;
-  /** One run. It must end soon after `signal` aborts (at its next page boundary). */
-  run(signal: AbortSignal): Promise<JobResult>;
+  /**
+   * One run. It must end soon after `signal` aborts (at its next page boundary); `inFlight` aborts
+   * the request in flight too (it aborts with `signal`, unless the scheduler is stopped with
+   * `finishInFlight`).
+   */
+  run(signal: AbortSignal, inFlight: AbortSignal): Promise<JobResult>;
 }
 
 /** Where ticks come from. `schedule` calls `onTick` at every time the expression matches. */
@@ -93,6 +97,7 @@ export class Scheduler {
   readonly #ticks: TickSource;
   readonly #now: () => number;
   readonly #abort = new AbortController();
+  readonly #abortInFlight = new AbortController();
   readonly #running = new Map<string, Running>();
   readonly #pending = new Map<string, Pending>();
   /** The last tick each running job skipped. */
@@ -188,7 +193,7 @@ export class Scheduler {
     const done = (async () => {
       let result: JobResult | undefined;
       try {
-        result = await job.run(this.#abort.signal);
+        result = await job.run(this.#abort.signal, this.#abortInFlight.signal);
         this.#results.push(result);
         this.#emit({ type: 'finish', job: job.name, at: this.#now(), result });
       } catch (error) {
@@ -244,15 +249,17 @@ export class Scheduler {
   }
 
   /**
-   * Graceful stop: no more ticks, pending starts cancelled, running jobs aborted (each finishes or
-   * abandons its page in flight, never half-writes it) and awaited. Safe to call twice.
+   * Graceful stop: no more ticks, pending starts cancelled, running jobs aborted (each abandons its
+   * request in flight, never half-writes its page) and awaited. With `finishInFlight`, running jobs
+   * start no new request but finish the one in flight and write its page: nothing is spent that
+   * the upstream did not see. Safe to call twice (the first call's way holds).
    */
-  stop(reason = 'stop requested'): Promise<void> {
-    this.#stopping ??= this.#stop(reason);
+  stop(reason = 'stop requested', options: { finishInFlight?: boolean } = {}): Promise<void> {
+    this.#stopping ??= this.#stop(reason, options.finishInFlight === true);
     return this.#stopping;
   }
 
-  async #stop(reason: string): Promise<void> {
+  async #stop(reason: string, finishInFlight: boolean): Promise<void> {
     const wasStarted = this.#state === 'started';
     this.#state = 'stopping';
     for (const h of this.#handles.splice(0)) h.stop();
@@ -264,11 +271,13 @@ export class Scheduler {
       this.#logger.info(
         { reason, running },
         running.length
-          ? `stopping (${reason}): waiting for ${running.join(', ')} to end (the request in flight is abandoned, its page not written)`
+          ? `stopping (${reason}): waiting for ${running.join(', ')} to end (${finishInFlight ? 'the request in flight is finished and its page written' : 'the request in flight is abandoned, its page not written'})`
           : `stopping (${reason})`,
       );
     this.#abort.abort();
+    if (!finishInFlight) this.#abortInFlight.abort();
     await this.idle();
+    this.#abortInFlight.abort();
     this.#state = 'stopped';
     if (wasStarted) this.#logger.info({}, 'scheduler stopped');
   }

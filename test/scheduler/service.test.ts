@@ -95,6 +95,40 @@ describe('graceful shutdown while a page is in flight', () => {
   });
 });
 
+describe('a stop that lets the request in flight finish', () => {
+  it('writes the page in flight, starts no other, and leaves the ledger at what the upstream charged', async () => {
+    const sim = await simulator(700);
+    const cachePath = tmpPath('cache.db');
+    const store = `sqlite:${tmpPath('ledger.db')}`;
+    const config = parseConfig(
+      {
+        store,
+        cache: { path: cachePath },
+        upstream: { baseUrl: sim.url },
+        credentials: [{ id: 'default', apiKeyEnv: KEY_ENV }],
+        regions: ['US'],
+      },
+      { env: { [KEY_ENV]: secretKey() } },
+    );
+    const ticks = manualTicks();
+    const ledger = await openLedger(store);
+    const service = await startService({ config, ledger, logger: capture(), ticks, backfill: false });
+    cleanup.push(() => service.stop('test over'));
+    ticks.fire();
+    await until('the first page to be in flight', () => sim.requests.length >= 1);
+    await service.scheduler.stop('end of the day', { finishInFlight: true });
+
+    expect(service.scheduler.results()).toMatchObject([
+      { job: 'trending:US', outcome: 'aborted', pages: 1, units: 1, videos: 50 },
+    ]);
+    expect(sim.requests.map((r) => r.status)).toEqual([200]);
+    const cred = config.credential('default');
+    const recorded = (await ledger.peek(bucketWindow(cred, cred.buckets['units']!, Date.now()))).used;
+    expect(recorded).toBe(sim.charged());
+    expect(recorded).toBe(1);
+  });
+});
+
 /** `quota-guard run` as its own process, stopped with a real SIGTERM. */
 describe('quota-guard run', () => {
   let child: ChildProcess | undefined;
