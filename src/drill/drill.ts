@@ -24,7 +24,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startService } from '../scheduler/service.js';
-import { startSimulator } from '../simulator/index.js';
+import { type Simulator, startSimulator } from '../simulator/index.js';
+import { watchBackfillRuns } from './backfill-runs.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
 import {
   CREDENTIAL,
@@ -38,7 +39,14 @@ import {
 import type { Day, DaySettings, DrillOptions, DrillReport, OpenParts } from './types.js';
 
 export { type DrillPace, drillPace, MAX_DRILL_CALLS_PER_SECOND, scaledHourSeconds } from './setup.js';
-export type { DrillBucket, DrillCheck, DrillOptions, DrillReport } from './types.js';
+export type {
+  BackfillEnd,
+  DrillBackfillRun,
+  DrillBucket,
+  DrillCheck,
+  DrillOptions,
+  DrillReport,
+} from './types.js';
 
 /** Run one compressed day and check it. Resolves with the report whether the checks pass or not. */
 export async function runDrill(options: DrillOptions = {}): Promise<DrillReport> {
@@ -77,7 +85,18 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       at === null ? null : Math.round(((at - t0) / dayMs) * 1000) / 1000;
     const main = buckets[backfillBucket]!;
     const t = day.tally;
-    const checks = drillChecks({ t, trending, main, backfillBucket, chargedUnits, recordedUnits, fraction });
+    const backfillRuns = await day.backfillRuns();
+    const checks = drillChecks({
+      t,
+      trending,
+      main,
+      backfillBucket,
+      chargedUnits,
+      recordedUnits,
+      fraction,
+      backfillRuns,
+    });
+    const lifted = svc.guard.pacer.day(credential, t0 + 1).backfill.at(-1);
     return {
       ok: checks.every((c) => c.ok),
       store: ledger.kind,
@@ -110,6 +129,8 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       trendingRunsDone: trending.done,
       trendingRunsScheduled: trending.scheduled,
       curve,
+      backfillRuns,
+      lineLiftedAtDayFraction: fraction(lifted ?? null),
       buckets,
       checks,
       elapsedMs: Date.now() - started,
@@ -208,6 +229,13 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
   const t = tally();
   const counts = { skippedTicks: 0 };
   const nextResetAt = sim.nextResetAt();
+  const dayMs = daySeconds * 1000;
+  const runs = watchBackfillRuns({
+    bucket: setup.backfillBucket,
+    fraction: (at) => Math.round(((at - t0) / dayMs) * 1000) / 1000,
+    lastMs: nextResetAt - 1,
+    line: async (at) => open.service?.guard.pacingLine(CREDENTIAL, setup.backfillBucket, at),
+  });
   const service = await startService({
     config: setup.config,
     ledger,
@@ -215,12 +243,10 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     nextReset: () => sim.nextResetAt(),
     // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
     // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
-    upstreamDay: () => {
-      const end = sim.nextResetAt();
-      return { start: end - daySeconds * 1000, end };
-    },
+    upstreamDay: (_zone, at) => simulatorDay(sim, dayMs, at),
     onGuardEvent: t.on,
     onEvent: (e) => {
+      runs.on(e);
       if (e.type !== 'skip') return;
       counts.skippedTicks++;
       progress(
@@ -241,12 +267,20 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     ledger,
     setup,
     t0,
-    dayMs: daySeconds * 1000,
+    dayMs,
     nextResetAt,
     serviceStartedAt,
     tally: t,
     counts,
+    backfillRuns: runs.runs,
   };
+}
+
+/** The simulator's day around `at` (epoch ms): its days follow each other, `dayMs` long. */
+function simulatorDay(sim: Simulator, dayMs: number, at: number): { start: number; end: number } {
+  const next = sim.nextResetAt();
+  const end = next + Math.ceil((at + 1 - next) / dayMs) * dayMs;
+  return { start: end - dayMs, end };
 }
 
 /**
