@@ -7,11 +7,9 @@
  * A longer denial is where a real run stops; after the day's last backfill tick no run starts again.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import { scheduledNeed, trendingRuns } from '../../src/cron-runs.js';
-import { createGuard } from '../../src/guard/index.js';
+import { trendingRuns } from '../../src/cron-runs.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { capture, openSqlite } from './helpers.js';
+import { clockedGuard } from './helpers.js';
 
 const DAY_MS = 120_000;
 const HOUR_MS = DAY_MS / 24;
@@ -44,22 +42,19 @@ interface Wait {
 
 /** Plays the day from `fromHour` to its end; returns the backfill's long waits and the bucket's end. */
 async function playDay(fromHour: number) {
-  let clock = DAY;
-  const now = () => clock;
-  const ledger = await openSqlite({ now });
-  opened.push(ledger);
-  const config = parseConfig(RAW, { env: {} });
-  const guard = createGuard({
-    config,
-    ledger,
-    logger: capture(),
-    now,
-    scheduledNeed: scheduledNeed(config),
+  const { guard, ledger, config, set } = await clockedGuard(RAW, {
+    start: DAY,
     upstreamDay: (_zone, at) => {
       const start = DAY + Math.floor((at - DAY) / DAY_MS) * DAY_MS;
       return { start, end: start + DAY_MS };
     },
   });
+  opened.push(ledger);
+  let clock = DAY;
+  const to = (ms: number) => {
+    clock = ms;
+    set(ms);
+  };
   const from = DAY + fromHour * HOUR_MS;
   const end = DAY + DAY_MS;
   const trending = { credential: 'c', method: 'videos.list', tier: 'scheduled' as const };
@@ -67,10 +62,10 @@ async function playDay(fromHour: number) {
 
   // The day so far: the trending runs before `from`, and a backfill that kept to its line.
   const runs = trendingRuns(config, config.credential('c'), DAY, end).spends;
-  clock = from - 1;
+  to(from - 1);
   const before = runs.filter((r) => r.at < from - 1).reduce((n, r) => n + r.units, 0);
   expect((await guard.spend({ ...trending, cost: before })).allowed).toBe(true);
-  clock = from;
+  to(from);
   const start = await guard.pacingLine('c', 'units');
   expect((await guard.spend({ ...backfill, cost: start.allowed! })).allowed).toBe(true);
 
@@ -103,10 +98,10 @@ async function playDay(fromHour: number) {
   while (events.length > 0) {
     events.sort((a, b) => a.at - b.at);
     const next = events.shift()!;
-    clock = next.at;
+    to(next.at);
     await next.act();
   }
-  clock = end - 1;
+  to(end - 1);
   const last = await guard.pacingLine('c', 'units');
   return { start, last, longWaits, full, trendingDenied, bucket: config.credential('c').buckets.units! };
 }

@@ -6,10 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../src/cli/render/status.js';
 import { parseConfig } from '../../src/config/index.js';
 import { scheduledNeed } from '../../src/cron-runs.js';
-import { createGuard, type Guard, quotaStatus } from '../../src/guard/index.js';
+import { type Guard, quotaStatus } from '../../src/guard/index.js';
 import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { capture, openSqlite } from './helpers.js';
+import { clockedGuard } from './helpers.js';
 
 const HOUR = 3_600_000;
 const DAY = Date.parse('2026-03-10T00:00:00Z');
@@ -27,20 +27,9 @@ interface Rig {
 }
 
 async function rig(raw: Record<string, unknown>, options: { schedules?: boolean } = {}): Promise<Rig> {
-  let clock = DAY;
-  const now = () => clock;
-  const ledger = await openSqlite({ now });
-  opened.push(ledger);
-  const config = parseConfig(raw, { env: {} });
-  // The YouTube application's schedules: its trending runs are the scheduled need.
-  const guard = createGuard({
-    config,
-    ledger,
-    logger: capture(),
-    now,
-    ...(options.schedules !== false ? { scheduledNeed: scheduledNeed(config) } : {}),
-  });
-  return { guard, ledger, at: (h) => (clock = DAY + h * HOUR) };
+  const r = await clockedGuard(raw, { start: DAY, ...options });
+  opened.push(r.ledger);
+  return { guard: r.guard, ledger: r.ledger, at: (h) => r.set(DAY + h * HOUR) };
 }
 
 /** Classic profile, one credential in UTC: 2 regions × 4 pages every hour at :00 and :02 = 8 units an hour. */
