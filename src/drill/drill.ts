@@ -18,7 +18,7 @@
  * the budget while the backfill ran (the backfill only took headroom).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobResult } from '../job-library/types.js';
@@ -56,6 +56,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   const open: OpenParts = { sim: undefined, service: undefined, ledger: undefined, timers: [] };
   try {
     const day = await startDay(s, options, dir, open);
+    const loadAtStart = loadavg()[0]!;
     const { sim: simulator, service: svc, ledger, setup, t0, dayMs } = day;
     const { config, credential, hourSeconds, backfillBucket } = setup;
     const burst = scheduleDisturbances(s, day, open.timers);
@@ -133,6 +134,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       lineLiftedAtDayFraction: fraction(lifted ?? null),
       buckets,
       checks,
+      loadAverage: { start: round2(loadAtStart), end: round2(loadavg()[0]!) },
       elapsedMs: Date.now() - started,
       ...(options.keep ? { workDir: dir } : {}),
     };
@@ -275,6 +277,8 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     backfillRuns: runs.runs,
   };
 }
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** The simulator's day around `at` (epoch ms): its days follow each other, `dayMs` long. */
 function simulatorDay(sim: Simulator, dayMs: number, at: number): { start: number; end: number } {

@@ -147,6 +147,8 @@ export interface DrillReport {
   lineLiftedAtDayFraction: number | null;
   buckets: Record<string, DrillBucket>;
   checks: DrillCheck[];
+  /** The machine's 1-minute load average as the day started and as it ended (a busy machine falls behind the line). */
+  loadAverage: { start: number; end: number };
   elapsedMs: number;
   /** The ledger and cache files, when kept (`keep`). */
   workDir?: string;

@@ -5,7 +5,7 @@ import { formatNumber, table } from './format.js';
 /** The human form of a drill report. */
 export function renderDrill(r: DrillReport): string {
   const out = [
-    `quota-guard drill — ${r.store} ledger, ${r.profile}, a ${r.daySeconds}s day (an hour is ${r.hourSeconds}s), ${r.regions} regions, backlog ${formatNumber(r.backlogVideos)} videos`,
+    `quota-guard drill — ${r.store} ledger, ${r.profile}, a ${r.daySeconds}s day (an hour is ${r.hourSeconds}s), ${r.regions} regions, backlog ${formatNumber(r.backlogVideos)} videos; load average ${r.loadAverage.start} at the start, ${r.loadAverage.end} at the end`,
     '',
   ];
   const rows = [['  bucket', 'quota', 'behind', 'spendable', 'served', 'charged', 'recorded', 'utilisation']];
