@@ -25,7 +25,7 @@ import type { JobResult } from '../job-library/types.js';
 import { openLedger } from '../ledger/index.js';
 import { startService } from '../scheduler/service.js';
 import { type Simulator, startSimulator } from '../simulator/index.js';
-import { watchBackfillRuns } from './backfill-runs.js';
+import { backfillEnd, watchBackfillRuns } from './backfill-runs.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
 import {
   CREDENTIAL,
@@ -82,8 +82,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const sum = (pred: (r: JobResult) => boolean) => results.filter(pred).reduce((n, r) => n + r.units, 0);
     const chargedUnits = simulator.charged({ project: PROJECT });
     const trending = trendingCompletion(config, credential, s.regions, day.serviceStartedAt, stopAt, results);
-    const fraction = (at: number | null) =>
-      at === null ? null : Math.round(((at - t0) / dayMs) * 1000) / 1000;
+    const fraction = (at: number | null) => (at === null ? null : day.fraction(at));
     const main = buckets[backfillBucket]!;
     const t = day.tally;
     const backfillRuns = await day.backfillRuns();
@@ -232,9 +231,10 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
   const counts = { skippedTicks: 0 };
   const nextResetAt = sim.nextResetAt();
   const dayMs = daySeconds * 1000;
+  const fraction = (at: number) => Math.round(((at - t0) / dayMs) * 1000) / 1000;
   const runs = watchBackfillRuns({
     bucket: setup.backfillBucket,
-    fraction: (at) => Math.round(((at - t0) / dayMs) * 1000) / 1000,
+    fraction,
     lastMs: nextResetAt - 1,
     line: async (at) => open.service?.guard.pacingLine(CREDENTIAL, setup.backfillBucket, at),
   });
@@ -249,6 +249,10 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     onGuardEvent: t.on,
     onEvent: (e) => {
       runs.on(e);
+      if (e.type === 'finish' && e.result.job === 'backfill')
+        progress(
+          `t=${((e.at - t0) / 1000).toFixed(2)}s: backfill ${e.result.outcome} (${backfillEnd(e.result, setup.backfillBucket)}), ${fmt(e.result.units)} units`,
+        );
       if (e.type !== 'skip') return;
       counts.skippedTicks++;
       progress(
@@ -270,6 +274,7 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     setup,
     t0,
     dayMs,
+    fraction,
     nextResetAt,
     serviceStartedAt,
     tally: t,

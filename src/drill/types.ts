@@ -207,6 +207,8 @@ export interface Day {
   /** The start of the simulator's day (its clock). */
   t0: number;
   dayMs: number;
+  /** A moment as a fraction of the day (3 decimals). */
+  fraction: (at: number) => number;
   nextResetAt: number;
   serviceStartedAt: number;
   tally: Tally;
