@@ -7,9 +7,9 @@
  *
  * A tick skipped because its job was still running is owed to the job if that run then ends
  * `stopped`: it starts again at the skipped tick's own start (tick + offset) or when the stop says
- * it can resume, whichever is later, unless its next tick comes first. Without that, a long run (the
- * backfill following its pacing line for hours) that stopped just after a skipped tick idled until
- * the next one, and after the day's last tick for the rest of the day.
+ * it can resume, whichever is later, unless its next tick comes first: a long run (the backfill
+ * following its pacing line for hours) that stops just after a skipped tick does not idle until the
+ * next one, which after the day's last tick is the rest of the day.
  *
  * The ticks come from a `TickSource`: node-cron by default, or any other clock (tests, drills).
  */
