@@ -4,8 +4,8 @@
  * unspent says where they went.
  */
 import type { PacingLine } from '../guard/pacing.js';
-import type { JobResult } from '../youtube/job-library/types.js';
 import type { SchedulerEvent } from '../scheduler/scheduler.js';
+import type { JobResult } from '../youtube/job-library/types.js';
 import type { BackfillEnd, DrillBackfillRun } from './types.js';
 
 /** Why a backfill run ended, in the drill's words (see `DrillBackfillRun.end`). */

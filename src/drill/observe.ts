@@ -3,10 +3,10 @@
  * checks at the end: each bucket's figures, the runs by kind, the trending runs completed, the checks.
  */
 import type { Config, CredentialConfig } from '../config/types.js';
-import { trendingRuns } from '../youtube/cron-runs.js';
 import { bucketWindow } from '../guard/keys.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
 import { jobKind } from '../history/types.js';
+import { trendingRuns } from '../youtube/cron-runs.js';
 import type { JobResult } from '../youtube/job-library/types.js';
 import { endsText } from './backfill-runs.js';
 import { fmt, PROJECT } from './setup.js';

@@ -256,7 +256,6 @@ export class Guard {
     return outcome;
   }
 
-
   /**
    * Spend, sleeping and retrying while the Retry-After is at most `maxSleepMs` (the config's
    * maxSleep by default); otherwise stop: a `Stop` value says what was left, why, and when to resume.

@@ -7,8 +7,8 @@
  * A longer denial is where a real run stops; after the day's last backfill tick no run starts again.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { trendingRuns } from '../../src/youtube/cron-runs.js';
 import type { Ledger } from '../../src/ledger/types.js';
+import { trendingRuns } from '../../src/youtube/cron-runs.js';
 import { clockedGuard } from './helpers.js';
 
 const DAY_MS = 120_000;
