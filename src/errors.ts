@@ -49,6 +49,7 @@ export const ERROR_CODES = {
   QG_STORE_CORRUPT: ExitCode.SOFTWARE,
   QG_STORE_FOREIGN: ExitCode.CONFIG,
   QG_STORE_NOT_FOUND: ExitCode.NOINPUT,
+  QG_STORE_OUTDATED: ExitCode.CONFIG,
   // Listening
   QG_ADDRESS_IN_USE: ExitCode.UNAVAILABLE,
   // Upstream

@@ -44,6 +44,11 @@ export interface PlanOptions extends ConfigOptions {
   json?: boolean;
 }
 
+export interface MigrateOptions extends ConfigOptions {
+  dryRun?: boolean;
+  json?: boolean;
+}
+
 export interface ReconcileOptions extends ConfigOptions {
   json?: boolean;
 }

@@ -14,6 +14,7 @@ import { register as demo } from './commands/demo.js';
 import { register as drill } from './commands/drill.js';
 import { register as fetch } from './commands/fetch.js';
 import { register as history } from './commands/history.js';
+import { register as migrate } from './commands/migrate.js';
 import { register as plan } from './commands/plan.js';
 import { register as reconcile } from './commands/reconcile.js';
 import { register as run } from './commands/run.js';
@@ -79,6 +80,7 @@ const COMMANDS: Record<string, (p: Command) => void> = {
   drill,
   history,
   unblock,
+  migrate,
   serve,
   reconcile,
   completion,

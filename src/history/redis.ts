@@ -14,6 +14,7 @@ import { credentialKeyPrefix } from '../guard/keys.js';
 import { LedgerCode } from '../ledger/codes.js';
 import { type LedgerScripts, registerScripts } from '../ledger/scripts.js';
 import {
+  checkRedisFormat,
   openRedisConnection,
   type RedisConnection,
   type RedisConnectOptions,
@@ -107,6 +108,16 @@ export async function openRedisHistory(
   o: RedisConnectOptions & { keyPrefix?: string; maxRuns?: number },
 ): Promise<RunHistory> {
   const conn = await openRedisConnection(kind, url, o);
+  try {
+    // A store of a newer format is refused here too; the format key is the ledger's to write.
+    await checkRedisFormat(conn, o.keyPrefix ?? '', {
+      writes: false,
+      ...(o.allowUnreachable ? { allowUnreachable: true } : {}),
+    });
+  } catch (e) {
+    await conn.close();
+    throw e;
+  }
   return new RedisHistory(conn, o.keyPrefix ?? '', o.maxRuns ?? MAX_RUNS_PER_CREDENTIAL);
 }
 

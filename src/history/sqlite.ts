@@ -118,6 +118,11 @@ class SqliteHistory implements RunHistory {
    * tables are created by the first run recorded.
    */
   #open(create: boolean): Database.Database | undefined {
+    // Opened to read (which never writes), and now a run to record: open it again to write.
+    if (create && this.#db?.readonly) {
+      closeStore(this.#db, this.#label);
+      this.#db = undefined;
+    }
     if (!this.#db) {
       try {
         const opened = openStore(LEDGER_FORMAT, {

@@ -20,6 +20,7 @@ export async function openLedger(url: string, options: OpenLedgerOptions = {}): 
       ...(options.monotonic !== undefined && { monotonic: options.monotonic }),
       ...(options.bootId !== undefined && { bootId: options.bootId }),
       ...(options.onClockStep !== undefined && { onClockStep: options.onClockStep }),
+      ...(options.synchronous !== undefined && { synchronous: options.synchronous }),
     });
     return new CheckedLedger(backend);
   }

@@ -8,7 +8,13 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
-import { mapRedisError, mayStillRun, openRedisConnection, type RedisConnection } from '../redis/index.js';
+import {
+  checkRedisFormat,
+  mapRedisError,
+  mayStillRun,
+  openRedisConnection,
+  type RedisConnection,
+} from '../redis/index.js';
 import type { BackendRecord, BackendSpend, BackendVoid, LedgerBackend } from './backend.js';
 import { CrossSlotError } from './errors.js';
 import { type LedgerScripts, registerScripts } from './scripts.js';
@@ -41,6 +47,16 @@ export async function openRedisBackend(
     );
   }
   const conn = await openRedisConnection(kind, url, o);
+  try {
+    // A command that only reads (`create: false` without `writes`) never writes the format key.
+    await checkRedisFormat(conn, o.keyPrefix ?? '', {
+      writes: o.create !== false || o.writes === true,
+      ...(o.allowUnreachable ? { allowUnreachable: true } : {}),
+    });
+  } catch (e) {
+    await conn.close();
+    throw e;
+  }
   const wait = waitReplicas > 0 ? { replicas: waitReplicas, timeoutMs: o.waitTimeoutMs ?? 100 } : undefined;
   return new RedisBackend(kind, conn, registerScripts(conn.client, o.keyPrefix ?? ''), wait);
 }

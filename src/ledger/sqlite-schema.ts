@@ -94,6 +94,16 @@ function runClientColumn(db: Database.Database): void {
 export const LEDGER_FORMAT: StoreFormat = {
   ...STORES.ledger,
   migrations: [SCHEMA, CLOCK_SCHEMA, ENTRY_SCHEMA, runClientColumn],
+  changes: [
+    'the ledger: budgets and their entries (qg_budget, qg_entry)',
+    'the clocks of the last spend, to correct steps of the host clock (qg_clock)',
+    'entry ids remembered with their first decision (qg_spend_entry)',
+    'the client that recorded a run, in the run history (qg_run.client)',
+  ],
+  // Version 3 holds every table the ledger reads; the run history reads a run without its client.
+  readableFrom: 3,
+  // An allowed spend is answered once its commit is on the disk (docs/sqlite.md, "Durability").
+  synchronous: 'FULL',
   unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
 };
 

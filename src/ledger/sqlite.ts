@@ -34,6 +34,7 @@ import {
   rememberVoid,
   VOID_MARK,
 } from './remembered.js';
+import { Commits } from './sqlite-commits.js';
 import {
   type BudgetRow,
   LEDGER_FORMAT,
@@ -47,6 +48,9 @@ import {
 import type { Decision, MinuteUnits, RecordResult, Snapshot, VoidResult } from './types.js';
 
 export { ENTRY_SQL, LEDGER_FORMAT, type RememberedEntry } from './sqlite-schema.js';
+
+/** How long a transaction waits for another process's write lock (`busyTimeoutMs`). */
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 /** Idle keys (past their expiry) are deleted at most this often. */
 const SWEEP_EVERY_MS = 60_000;
@@ -71,6 +75,8 @@ export interface SqliteLedgerOptions {
   create?: boolean;
   /** With `create: false`: the command changes an existing ledger (see OpenStoreOptions.writes). */
   writes?: boolean;
+  /** `PRAGMA synchronous` (default FULL: an allowed spend is on the disk; docs/sqlite.md, "Durability"). */
+  synchronous?: 'FULL' | 'NORMAL';
 }
 
 export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
@@ -79,17 +85,24 @@ export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
     ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
     ...(opts.create !== undefined ? { create: opts.create } : {}),
     ...(opts.writes !== undefined ? { writes: opts.writes } : {}),
+    ...(opts.synchronous !== undefined ? { synchronous: opts.synchronous } : {}),
   });
   try {
-    return new SqliteBackend(db, label, opts.keyPrefix ?? '', {
-      wall: opts.now ?? Date.now,
-      // An injected wall clock without a monotonic one is the whole truth: no step is looked for.
-      ...(opts.monotonic !== undefined || opts.now === undefined
-        ? { mono: opts.monotonic ?? monotonicMs }
-        : {}),
-      boot: opts.bootId ?? BOOT_ID,
-      ...(opts.onClockStep ? { onStep: opts.onClockStep } : {}),
-    });
+    return new SqliteBackend(
+      db,
+      label,
+      opts.keyPrefix ?? '',
+      {
+        wall: opts.now ?? Date.now,
+        // An injected wall clock without a monotonic one is the whole truth: no step is looked for.
+        ...(opts.monotonic !== undefined || opts.now === undefined
+          ? { mono: opts.monotonic ?? monotonicMs }
+          : {}),
+        boot: opts.bootId ?? BOOT_ID,
+        ...(opts.onClockStep ? { onStep: opts.onClockStep } : {}),
+      },
+      opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+    );
   } catch (e) {
     closeStore(db, label);
     throw storeFailure(e, label, 'opening');
@@ -115,41 +128,43 @@ class SqliteBackend implements LedgerBackend {
   readonly #label: StoreLabel;
   readonly #prefix: string;
   readonly #clock: Clocks;
+  readonly #commits: Commits;
   readonly #sql: LedgerStatements;
   /** The statements on `qg_recorded`, once this connection has seen the table. */
   #recorded: RecordedStatements | undefined;
   /** A step found in the transaction that is running, reported once it has committed. */
   #step: ClockStep | undefined;
   #lastSweep = Number.NEGATIVE_INFINITY;
-  /** One transaction wrapper, made once: it runs the function it is given. */
-  readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
 
-  constructor(db: Database.Database, label: StoreLabel, prefix: string, clock: Clocks) {
+  constructor(
+    db: Database.Database,
+    label: StoreLabel,
+    prefix: string,
+    clock: Clocks,
+    busyTimeoutMs: number,
+  ) {
     this.#db = db;
     this.#label = label;
     this.#prefix = prefix;
     this.#clock = clock;
+    this.#commits = new Commits(db, label, busyTimeoutMs, this.#ended);
     this.#sql = ledgerStatements(db);
-    this.#tx = db.transaction((fn: () => unknown) => fn());
   }
 
-  /** Runs fn in a transaction: BEGIN IMMEDIATE for writes (the lock up front), DEFERRED for reads. */
-  #run<T>(what: string, fn: () => T, write = true): T {
-    let result: T;
-    this.#step = undefined;
-    try {
-      result = (write ? this.#tx.immediate(fn) : this.#tx.deferred(fn)) as T;
-    } catch (e) {
-      throw storeFailure(e, this.#label, what);
-    }
+  /** Runs fn in a transaction (BEGIN IMMEDIATE for writes, DEFERRED for reads): sqlite-commits.ts. */
+  #run<T>(what: string, fn: () => T, write = true): Promise<T> {
+    return this.#commits.run(what, fn, write);
+  }
+
+  /** After each transaction: a step of the clock it corrected is reported once it has committed. */
+  readonly #ended = (committed: boolean): void => {
     const step = this.#step;
     this.#step = undefined;
-    if (step) {
+    if (committed && step) {
       countClockStep();
       this.#clock.onStep?.(step);
     }
-    return result;
-  }
+  };
 
   /**
    * The statements on `qg_recorded`, or undefined while no record has created it (`create`: create
@@ -502,13 +517,13 @@ class SqliteBackend implements LedgerBackend {
   }
 
   async block(key: string, untilEpochMs: number, reason: string): Promise<void> {
-    this.#run('block', () => {
+    await this.#run('block', () => {
       this.#sql.block.run(this.#prefix + key, untilEpochMs, reason, untilEpochMs + EXPIRY_SLACK_MS);
     });
   }
 
   async unblock(key: string): Promise<void> {
-    this.#run('unblock', () => {
+    await this.#run('unblock', () => {
       this.#sql.unblock.run(this.#prefix + key);
     });
   }

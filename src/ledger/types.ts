@@ -263,8 +263,10 @@ export interface OpenLedgerOptions extends RedisConnectOptions {
   /** SQLite busy timeout in ms (default 5000). */
   busyTimeoutMs?: number;
   /**
-   * SQLite only: create the file when it does not exist (default true). False for commands that
-   * only read: a missing file is then `QG_STORE_NOT_FOUND` and nothing is created.
+   * SQLite: create the file when it does not exist (default true). False for commands that only
+   * read: a missing file is then `QG_STORE_NOT_FOUND` and nothing is created. False without
+   * `writes` means the command only reads, on either store: nothing is written at open (no SQLite
+   * migration, the connection opened read-only; no Redis format key).
    */
   create?: boolean;
   /**
@@ -283,4 +285,11 @@ export interface OpenLedgerOptions extends RedisConnectOptions {
   bootId?: string;
   /** SQLite only: the clock (epoch ms), for tests. Redis always uses the server's clock. */
   now?: () => number;
+  /**
+   * SQLite only: `PRAGMA synchronous`. `FULL` (the default) syncs the WAL at every commit, so an
+   * allowed spend is on the disk before it is answered, and a commit the disk refuses is
+   * `QG_STORE_UNAVAILABLE`; `NORMAL` answers before the disk has it (faster; the last spends before
+   * a power cut, or before the disk failed, can be lost). docs/sqlite.md, "Durability".
+   */
+  synchronous?: 'FULL' | 'NORMAL';
 }

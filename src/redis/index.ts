@@ -6,3 +6,11 @@ export {
   type RedisKind,
 } from './connection.js';
 export { mapRedisError, mayStillRun } from './errors.js';
+export {
+  checkRedisFormat,
+  FORMAT_KEY,
+  markRedisFormat,
+  REDIS_FORMAT,
+  type RedisFormat,
+  readRedisFormat,
+} from './format.js';

@@ -13,7 +13,7 @@
  * A file-system error from Node (`EACCES`, `EROFS`, `ENOSPC`… while creating the directory or
  * reading the file's header) is the first kind. Nothing SQLite throws leaves a store untyped.
  */
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { QuotaGuardError, type QuotaGuardErrorOptions, StoreUnavailableError } from '../errors.js';
 
 /** Which store a failure is about, for the message and the code of an unreadable file. */
@@ -99,6 +99,14 @@ export function storeFailure(e: unknown, store: StoreLabel, what: string): unkno
   }
   const message = `${where}: ${says} (${code})`;
   if (primary.kind === 'unavailable') return new StoreUnavailableError(message, { cause: e, details });
+  // A disk that fails reads makes SQLite see a damaged page where the file is not damaged: say so.
+  const disk = readFailure(store.path);
+  if (disk !== undefined) {
+    return new StoreUnavailableError(
+      `${where}: disk I/O error (reading the file gives ${disk}; SQLite took what it could not read for damage) (${code})`,
+      { cause: e, details },
+    );
+  }
   if (store.immutable !== undefined && changedSince(store.path, store.immutable)) {
     return new StoreUnavailableError(
       `${where}: a writer changed the file while this command read it without locks (its directory cannot be written); run the command again (${code})`,
@@ -131,6 +139,23 @@ function addonFailure(e: unknown): string | undefined {
     return `better-sqlite3's native addon is missing (none prebuilt for ${process.platform}-${process.arch}, none built): ${fix}`;
   }
   return undefined;
+}
+
+/** The error code reading the file's first page gives now (`EIO` on a failing disk), or undefined. */
+function readFailure(path: string): string | undefined {
+  if (path === ':memory:') return undefined;
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    readSync(fd, Buffer.alloc(4096), 0, 4096, 0);
+    return undefined;
+  } catch (err) {
+    const code = codeOf(err);
+    // A file removed meanwhile is not a disk that fails.
+    return code === 'ENOENT' ? undefined : (code ?? 'an error');
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Whether a file opened `immutable` was written since (a `-wal` beside it, or another size or time). */

@@ -44,12 +44,39 @@ export const STORES = {
   },
 } as const satisfies Record<string, StoreIdentity>;
 
-/** A store's file format: how to recognise it and how to bring it to the current schema. */
+/**
+ * A store's file format: how to recognise it and how to bring it to the current schema.
+ *
+ * Two releases side by side (docs/operations.md, "Upgrading"): a command that only reads never
+ * changes the file, so it reads versions from `readableFrom` on as they are; a command that writes
+ * takes the steps the previous release can still read (before `explicitFrom`) by itself, and the
+ * others only through `quota-guard migrate`, which says what each one changes (`changes`).
+ */
 export interface StoreFormat extends StoreIdentity {
   /** Forward-only schema steps: `migrations[v]` takes version v to v + 1. */
   migrations: ReadonlyArray<string | ((db: Database.Database) => void)>;
+  /** What each step changes, in a few words (`changes[v]` for `migrations[v]`). */
+  changes?: readonly string[];
+  /** The oldest version a command that only reads takes as it is (default: the current one). */
+  readableFrom?: number;
+  /**
+   * The first step whose result the previous minor release cannot read: it and the steps after it
+   * run only through `quota-guard migrate` (default: none; every step runs when a command writes).
+   */
+  explicitFrom?: number;
+  /**
+   * `PRAGMA synchronous` of a connection that writes (docs/sqlite.md, "Durability"): `FULL` syncs
+   * the WAL at every commit, so a commit that returns is on the disk; `NORMAL` (the default) syncs
+   * only at checkpoints, so the last commits before a power cut or a failed write-back can be lost.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
   /** The store's error for a file of its own it cannot read (newer schema, damaged). */
   unreadable: (message: string, options: QuotaGuardErrorOptions) => QuotaGuardError;
+}
+
+/** What step `v` of a format changes (`schema version v → v + 1` when it does not say). */
+export function describeStep(format: StoreFormat, v: number): string {
+  return format.changes?.[v] ?? `schema version ${v} to ${v + 1}`;
 }
 
 const KNOWN: readonly StoreIdentity[] = Object.values(STORES);

@@ -5,5 +5,12 @@ export {
   type StoreLabel,
   storeFailure,
 } from './errors.js';
-export { STORES, type StoreFormat, type StoreIdentity } from './formats.js';
-export { closeStore, type OpenedStore, type OpenStoreOptions, openStore } from './open.js';
+export { describeStep, STORES, type StoreFormat, type StoreIdentity } from './formats.js';
+export {
+  closeStore,
+  type MigrationReport,
+  migrateStore,
+  type OpenedStore,
+  type OpenStoreOptions,
+  openStore,
+} from './open.js';

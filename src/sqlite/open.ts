@@ -5,13 +5,17 @@
  *    unless the caller only reads; a file that is not an SQLite database, or that holds another
  *    application's database or the other quota-guard store, is refused with one line saying what is
  *    in it, and is left byte for byte as it was.
- * 2. Connection settings (busy timeout, WAL, synchronous = NORMAL, checkpoint sizes; docs/sqlite.md).
+ * 2. Connection settings (busy timeout, WAL, the format's `synchronous`, checkpoint sizes; docs/sqlite.md).
  * 3. The schema version in `PRAGMA user_version`: a newer one is refused, an older one migrated
- *    forward, each step in its own `BEGIN IMMEDIATE` transaction re-checked under the lock. New
- *    files get the store's `PRAGMA application_id`, so that either store recognises the other.
+ *    forward, each step in its own `BEGIN IMMEDIATE` transaction re-checked under the lock — the
+ *    steps the previous release can still read; the others wait for `quota-guard migrate`
+ *    (`migrateStore`). New files get the store's `PRAGMA application_id`, so that either store
+ *    recognises the other.
  *
- * A command that only reads, on a file or a directory it cannot write, skips 2 and 3 and opens the
- * file read-only (`openReadOnly`).
+ * A command that only reads changes nothing: it skips 2 and 3 and opens the file read-only (SQLite
+ * refuses every write on the connection), through `openReadOnly` when it cannot write the
+ * directory. A file older than it can read as it is gets one line saying to run `quota-guard
+ * migrate` (QG_STORE_OUTDATED).
  *
  * Every failure is a typed error (errors.ts).
  */
@@ -30,7 +34,13 @@ import Database from 'better-sqlite3';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
 import { assertDriverFits } from './driver.js';
 import { type StoreLabel, storeFailure } from './errors.js';
-import { describeDatabase, describeFileBytes, SQLITE_HEADER, type StoreFormat } from './formats.js';
+import {
+  describeDatabase,
+  describeFileBytes,
+  describeStep,
+  SQLITE_HEADER,
+  type StoreFormat,
+} from './formats.js';
 
 export interface OpenStoreOptions {
   /** File path (relative to the working directory) or `:memory:`. */
@@ -50,15 +60,19 @@ export interface OpenStoreOptions {
   writes?: boolean;
   /** The store's own connection settings, applied after the shared ones on every open. */
   pragmas?: (db: Database.Database) => void;
+  /** `PRAGMA synchronous` of a connection that writes, instead of the format's (the bench compares them). */
+  synchronous?: 'FULL' | 'NORMAL';
 }
 
 export interface OpenedStore {
   db: Database.Database;
   /**
-   * The connection cannot write: a command that only reads, on a file or directory it cannot write
-   * (see `openReadOnly`). Nothing that writes (a migration, an index catch-up) may run.
+   * The connection cannot write: a command that only reads (`create: false` without `writes`).
+   * Nothing that writes (a migration, an index catch-up) may run.
    */
   readOnly: boolean;
+  /** The file's schema version, once opened (a command that only reads may take an older one). */
+  version: number;
   /** For messages: the store's name and absolute path. */
   label: StoreLabel;
 }
@@ -198,8 +212,22 @@ function identify(db: Database.Database, format: StoreFormat, label: StoreLabel)
   return version;
 }
 
-function migrate(db: Database.Database, format: StoreFormat, from: number): void {
-  for (let v = from; v < format.migrations.length; v++) {
+/** A store of an older version than this command takes as it is, and will not change. */
+function outdated(label: StoreLabel, version: number, why: string): QuotaGuardError {
+  return new QuotaGuardError(
+    'QG_STORE_OUTDATED',
+    `${label.name} '${label.path}' is of schema version ${version}, ${why}: run \`quota-guard migrate\` (it says what it changes; --dry-run changes nothing)`,
+    { details: { path: label.path, version } },
+  );
+}
+
+/** The steps a command that writes takes by itself: those the previous release can still read. */
+function automaticUpTo(format: StoreFormat): number {
+  return Math.min(format.explicitFrom ?? format.migrations.length, format.migrations.length);
+}
+
+function migrate(db: Database.Database, format: StoreFormat, from: number, to: number): void {
+  for (let v = from; v < to; v++) {
     db.transaction(() => {
       // Re-checked under the write lock: another process may have migrated meanwhile.
       if ((db.pragma('user_version', { simple: true }) as number) !== v) return;
@@ -224,30 +252,32 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
   try {
     assertDriverFits();
     const exists = !memory && checkFile(file, format, label, create, writes);
-    // A command that only reads, on a file it cannot write: read it without writing anything.
-    if (exists && !create && !writes && cannotWrite(file)) {
-      db = openReadOnly(file, label, timeout);
+    // A command that only reads: read the file as it is, without writing anything.
+    if (exists && !create && !writes) {
+      db = cannotWrite(file)
+        ? openReadOnly(file, label, timeout)
+        : new Database(file, { readonly: true, fileMustExist: true, timeout });
       const version = identify(db, format, label);
-      if (version < format.migrations.length) {
-        throw new StoreUnavailableError(
-          `${label.name} '${file}': opening read-only failed: its schema (version ${version}) must be brought to version ${format.migrations.length} first, which needs a writable directory (run any command that writes where it can be written)`,
-          { details: { path: file } },
-        );
+      if (version < (format.readableFrom ?? format.migrations.length)) {
+        throw outdated(label, version, `which this command does not read as it is and never changes`);
       }
       opts.pragmas?.(db);
-      return { db, label, readOnly: true };
+      return { db, label, readOnly: true, version };
     }
     db = new Database(file, { timeout });
     const version = identify(db, format, label);
-    if (!memory) {
-      db.pragma('journal_mode = WAL');
-      db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
-    }
-    db.pragma('synchronous = NORMAL');
+    connectionSettings(db, memory, opts.synchronous ?? format.synchronous ?? 'NORMAL');
     opts.pragmas?.(db);
-    migrate(db, format, version);
-    return { db, label, readOnly: false };
+    const upTo = automaticUpTo(format);
+    migrate(db, format, version, upTo);
+    if (Math.max(version, upTo) < format.migrations.length) {
+      throw outdated(
+        label,
+        Math.max(version, upTo),
+        `and its next step (${describeStep(format, Math.max(version, upTo))}) leaves a file the previous release cannot read`,
+      );
+    }
+    return { db, label, readOnly: false, version: format.migrations.length };
   } catch (e) {
     try {
       db?.close();
@@ -255,6 +285,77 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
       // the first failure is the one to report
     }
     throw storeFailure(e, label, 'opening');
+  }
+}
+
+/** The settings of a connection that writes (docs/sqlite.md, "Pragmas"). */
+function connectionSettings(db: Database.Database, memory: boolean, synchronous: 'FULL' | 'NORMAL'): void {
+  if (!memory) {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+  }
+  db.pragma(`synchronous = ${synchronous}`);
+}
+
+/** What `quota-guard migrate` did to one file, or would do with `dryRun`. */
+export interface MigrationReport {
+  /** The store's name (`SQLite ledger`, `cache`) and its file (absolute). */
+  name: string;
+  path: string;
+  /** The file's version before; absent when there is no file (the first command that writes creates it). */
+  from?: number;
+  /** The current version: what the file is at afterwards (or would be). */
+  to: number;
+  /** Each step taken (or to take): the version it starts from, what it changes, and whether the previous release still reads the result. */
+  steps: Array<{ from: number; change: string; previousReads: boolean }>;
+}
+
+/**
+ * `quota-guard migrate` for one file: every step from its version to the current one, those the
+ * previous release cannot read included, each in its own transaction. With `dryRun` the file is
+ * opened read-only and only the report is made. A missing file is reported, not created.
+ */
+export function migrateStore(
+  format: StoreFormat,
+  opts: { path: string; busyTimeoutMs?: number; dryRun?: boolean },
+): MigrationReport {
+  const file = resolve(opts.path);
+  const label: StoreLabel = { name: format.name, path: file, unreadable: format.unreadable };
+  const to = format.migrations.length;
+  const report: MigrationReport = { name: format.name, path: file, to, steps: [] };
+  let db: Database.Database | undefined;
+  try {
+    assertDriverFits();
+    try {
+      checkFile(file, format, label, false, true);
+    } catch (e) {
+      if (e instanceof QuotaGuardError && e.code === 'QG_STORE_NOT_FOUND') return report;
+      throw e;
+    }
+    const timeout = opts.busyTimeoutMs ?? 5000;
+    db = opts.dryRun
+      ? new Database(file, { readonly: true, fileMustExist: true, timeout })
+      : new Database(file, { timeout, fileMustExist: true });
+    const from = identify(db, format, label);
+    report.from = from;
+    const explicit = automaticUpTo(format);
+    for (let v = from; v < to; v++) {
+      report.steps.push({ from: v, change: describeStep(format, v), previousReads: v < explicit });
+    }
+    if (!opts.dryRun && from < to) {
+      connectionSettings(db, false, format.synchronous ?? 'NORMAL');
+      migrate(db, format, from, to);
+    }
+    return report;
+  } catch (e) {
+    throw storeFailure(e, label, 'migrating');
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // the report or the first failure is what matters
+    }
   }
 }
 

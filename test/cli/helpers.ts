@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, vi } from 'vitest';
+import { afterEach, beforeEach, expect, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { Guard } from '../../src/guard/index.js';
 import { fileTempDir } from '../harness/temp.js';
@@ -93,4 +93,15 @@ export function expectOneLine(stderr: string, pattern: RegExp): void {
   expect(lines[0]).toMatch(/^quota-guard: /);
   expect(lines[0]).toMatch(pattern);
   expect(stderr).not.toMatch(/\n\s+at /);
+}
+
+/** For a test file that runs the CLI: no log lines, and no config from the user's environment. */
+export function quietCli(): void {
+  beforeEach(() => {
+    vi.stubEnv('LOG_LEVEL', 'silent');
+    vi.stubEnv('QUOTA_GUARD_CONFIG', '');
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
 }

@@ -5,7 +5,7 @@
  * file-size limit (`ulimit -f`) on a child process instead (see `fileSizeLimit`).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'vitest';
@@ -90,11 +90,85 @@ export function fileSizeLimit(kib: number): string[] {
  * The disk, or the test skipped with the reason printed when it cannot be made here; in CI
  * (`CI` set) it fails instead, so CI never skips it silently.
  */
-export function diskOrSkip(ctx: TestContext, d: TestDisk | string): TestDisk {
+export function diskOrSkip<D extends object = TestDisk>(ctx: TestContext, d: D | string): D {
   if (typeof d !== 'string') return d;
   const why = d;
   if (process.env['CI']) throw new Error(why);
   console.warn(`skipped: ${why}`);
   ctx.skip();
   throw new Error(why); // not reached: skip() throws
+}
+
+/** A file system that can be shut down while it is in use (`shutdown`), then mounted again. */
+export interface ShutdownDisk {
+  dir: string;
+  /**
+   * Shut the file system down at once, as the kernel does when it turns a file system read-only
+   * on an error: every later write and sync fails, and what was not on the disk yet is lost
+   * (EXT4_IOC_SHUTDOWN with EXT4_GOING_FLAGS_NOLOGFLUSH).
+   */
+  shutdown(): void;
+  /** Unmount it, check it (e2fsck, which replays its journal) and mount it again. */
+  remount(): void;
+  cleanup(): void;
+}
+
+/**
+ * An ext4 file system on a loop device (its image in the temporary directory), for root; a string
+ * saying why when it cannot be made here.
+ */
+export function shutdownDisk(): ShutdownDisk | string {
+  if (!isRoot) return 'not root: cannot attach a loop device and mount a file system';
+  const base = mkdtempSync(join(tmpdir(), 'qg-loop-'));
+  const image = join(base, 'image');
+  const dir = join(base, 'mnt');
+  mkdirSync(dir);
+  const fd = openSync(image, 'w');
+  ftruncateSync(fd, 64 * 2 ** 20);
+  closeSync(fd);
+  let loop: string;
+  try {
+    loop = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+  } catch {
+    rmSync(base, { recursive: true, force: true });
+    return 'cannot attach a loop device (no /dev/loop*, or no CAP_SYS_ADMIN)';
+  }
+  const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: 'ignore' });
+  try {
+    sh('mkfs.ext4', '-q', loop);
+    sh('mount', loop, dir);
+  } catch (e) {
+    sh('losetup', '-d', loop);
+    rmSync(base, { recursive: true, force: true });
+    return `cannot make an ext4 file system on ${loop}: ${(e as Error).message}`;
+  }
+  return {
+    dir,
+    shutdown: () =>
+      // 0x8004587d is EXT4_IOC_SHUTDOWN (_IOR('X', 125, __u32)); 2 is EXT4_GOING_FLAGS_NOLOGFLUSH.
+      sh(
+        'python3',
+        '-c',
+        'import fcntl, os, struct, sys; fcntl.ioctl(os.open(sys.argv[1], os.O_RDONLY), 0x8004587D, struct.pack("I", 2))',
+        dir,
+      ),
+    remount: () => {
+      sh('umount', dir);
+      try {
+        sh('e2fsck', '-fy', loop);
+      } catch {
+        // exit 1: errors corrected (the journal replayed), which is what a shutdown leaves
+      }
+      sh('mount', loop, dir);
+    },
+    cleanup: () => {
+      try {
+        sh('umount', '-l', dir);
+      } catch {
+        // not mounted
+      }
+      sh('losetup', '-d', loop);
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
 }

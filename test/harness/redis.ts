@@ -8,6 +8,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Redis } from 'ioredis';
 
 const execFileP = promisify(execFile);
 
@@ -190,4 +191,16 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
       for (const n of nodes) rmSync(n.dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Every key whose name starts with `prefix`, sorted (SCAN, so a busy server is not held up). */
+export async function keysUnder(redis: Pick<Redis, 'scan'>, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    out.push(...batch);
+  } while (cursor !== '0');
+  return out.sort();
 }

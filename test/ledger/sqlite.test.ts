@@ -29,6 +29,42 @@ describe('SQLite ledger specifics', () => {
     }
   });
 
+  it('commits the spends in flight together, each answered as if alone, one that fails alone', async () => {
+    const file = join(dir, 'group.db');
+    const l = await openLedger(`sqlite:${file}`);
+    const other = await openLedger(`sqlite:${file}`);
+    try {
+      const budget = { key: 'group', limit: 50, windowMs: 60_000 };
+      await l.spend({ budgets: [budget], cost: 1 });
+      // Another process's connection holds the write lock: the spends queue up behind it.
+      const db = new Database(file);
+      db.exec('BEGIN IMMEDIATE');
+      const spends = Array.from({ length: 60 }, (_v, i) =>
+        i === 7
+          ? l.spend({ budgets: [{ ...budget, windowMs: 1000 }], cost: 1 }) // another window: fails alone
+          : l.spend({ budgets: [budget], cost: 1, tag: `s${i}` }),
+      );
+      const settled = Promise.allSettled(spends);
+      await new Promise((r) => setTimeout(r, 50));
+      db.exec('COMMIT');
+      db.close();
+      const out = await settled;
+      expect(out[7]).toMatchObject({ status: 'rejected', reason: { code: 'QG_WINDOW_MISMATCH' } });
+      const answers = out
+        .filter((_o, i) => i !== 7)
+        .map((o) => (o.status === 'fulfilled' ? o.value : o.reason));
+      // In order, as one after the other: 49 allowed (with 1 spent before), then denied.
+      expect(answers.map((d) => d.allowed)).toEqual([...Array(49).fill(true), ...Array(10).fill(false)]);
+      expect(answers.slice(0, 49).map((d) => d.remaining)).toEqual(
+        Array.from({ length: 49 }, (_v, i) => 48 - i),
+      );
+      expect((await other.peek({ key: 'group', windowMs: 60_000 })).used).toBe(50);
+    } finally {
+      await l.close();
+      await other.close();
+    }
+  });
+
   it('deletes idle keys once their expiry has passed (with an injected clock)', async () => {
     let now = 1_000_000;
     const file = join(dir, 'sweep.db');

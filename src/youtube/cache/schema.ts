@@ -150,6 +150,11 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export const CACHE_FORMAT: StoreFormat = {
   ...STORES.cache,
   migrations: MIGRATIONS,
+  changes: [
+    'videos, trending snapshots, job state and the search indexes',
+    'one tokenization for index and query: both indexes made again',
+    "each video's regions on its row",
+  ],
   unreadable: (message, options) => new CacheSchemaError(message, options),
 };
 
