@@ -7,13 +7,14 @@
 
 import { existsSync } from 'node:fs';
 import { parseStoreUrl } from '../config/store-url.js';
-import type { Config, Env } from '../config/types.js';
+import type { Env } from '../config/types.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';
 import { openQuotaGuard } from '../quota-guard.js';
 import { terminalJsonLine } from '../terminal-text.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import type { DivertableLog } from '../youtube/job-library/progress.js';
 import { loadCliConfig } from './config.js';
@@ -21,7 +22,7 @@ import { logLevel } from './log-level.js';
 import type { ConfigOptions } from './options.js';
 
 export interface Context {
-  config: Config;
+  config: YouTubeConfig;
   ledger: Ledger;
   guard: Guard;
   logger: GuardLogger;
@@ -38,7 +39,7 @@ export interface OpenContextOptions {
   allowUnreachable?: boolean;
   logger?: GuardLogger;
   /** The config when the command has loaded it already (then the file is not read again). */
-  config?: Config;
+  config?: YouTubeConfig;
   /**
    * The command only reads: a SQLite ledger that does not exist is `QG_STORE_NOT_FOUND` (exit 66)
    * naming where it looked, and nothing is created.

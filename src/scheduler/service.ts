@@ -5,7 +5,6 @@
  * ticks, running pages finished, then the HTTP server, the cache and the ledger closed.
  */
 
-import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { DayOf } from '../guard/pacing.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
@@ -16,6 +15,7 @@ import type { Ledger } from '../ledger/types.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../metrics/page.js';
 import { type MetricsServer, startMetricsServer } from '../metrics/server.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import { runBackfill } from '../youtube/job-library/backfill.js';
 import {
@@ -70,7 +70,7 @@ export function observeScheduler(metrics: Metrics): (e: SchedulerEvent) => void 
 }
 
 export interface ServiceOptions extends ScheduledJobsOptions {
-  config: Config;
+  config: YouTubeConfig;
   ledger: Ledger;
   logger: GuardLogger;
   /** Serve /metrics and /healthz here. */
@@ -92,7 +92,7 @@ export interface ServiceOptions extends ScheduledJobsOptions {
 }
 
 export interface Service {
-  config: Config;
+  config: YouTubeConfig;
   guard: Guard;
   jobs: OpenedJobContext;
   metrics: Metrics;

@@ -3,9 +3,9 @@
  * and the decisions show in its metrics by route, outcome and client.
  */
 import { expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { startService, type TickSource } from '../../src/scheduler/index.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { KEY_ENV, secretKey, tmpPath } from '../job-library/helpers.js';
 import { sample, scrape } from '../metrics/helpers.js';
 import { ApiClient } from './helpers.js';

@@ -6,10 +6,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { BIN } from '../harness/child.js';
 import { cliOnTerminal, hasScript } from '../harness/terminal.js';
 import { busyConfig, configFile, spendThenBlock, sqliteStore } from './helpers.js';

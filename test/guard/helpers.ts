@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
 import type { Config } from '../../src/config/types.js';
 import type { GuardEvent, GuardLogger } from '../../src/guard/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger, OpenLedgerOptions } from '../../src/ledger/types.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { fileTempDir } from '../harness/temp.js';
 
 export const tmp = fileTempDir('qg-guard-').dir;

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
 import {
   MAX_RUN_AGE_MS,
   RUN_ID_MEMORY_MS,
@@ -10,6 +9,7 @@ import {
 } from '../../src/history/index.js';
 import { HISTORY_TTL_MS, openRedisHistory } from '../../src/history/redis.js';
 import { openSqliteHistory } from '../../src/history/sqlite.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { regionFreshness } from '../../src/youtube/freshness.js';
 import { dir } from '../cli/helpers.js';
 
