@@ -14,10 +14,9 @@ import YAML from 'yaml';
 import { DEFAULT_LEDGER_FILE, dataDir } from '../config/paths.js';
 import type { CredentialConfig } from '../config/types.js';
 import { ExitCode, StoreUnavailableError } from '../errors.js';
-import { createGuard } from '../guard/guard.js';
 import { quotaStatus, type StatusReport } from '../guard/status.js';
 import type { GuardLogger } from '../guard/types.js';
-import { openLedger } from '../ledger/index.js';
+import { openQuotaGuard } from '../quota-guard.js';
 import { combinedExitCode, runSideBySide } from '../runs/job-run.js';
 import type { SearchResult } from '../youtube/cache/types.js';
 import { loadYouTubeConfig, parseYouTubeConfig } from '../youtube/config/part.js';
@@ -75,9 +74,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const sim = await startDemoSimulator(base, keyOf);
   try {
     const config = demoConfig(base, dir, sim.url, keyOf);
-    const ledger = await openLedger(config.store.url);
-    const guard = createGuard({ config, ledger, logger, scheduledNeed: scheduledNeed(config) });
-    const jobs = openJobContext({ config, guard, logger });
+    // The one opener, as every command opens it; the jobs' cache and clients over the same handle.
+    const qg = await openQuotaGuard(config, { logger, scheduledNeed: scheduledNeed(config) });
+    const { ledger } = qg;
+    const jobs = openJobContext(qg);
     try {
       const run: DemoRun = {
         say,
@@ -129,7 +129,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       };
     } finally {
       await jobs.close();
-      await ledger.close();
+      await qg.close();
     }
   } finally {
     await sim.close();

@@ -3,7 +3,6 @@
  * jobs' context around a run. Loaded by their actions, not at start.
  */
 
-import { openRunHistory } from '../history/index.js';
 import { abortOnSignals } from '../runs/job-run.js';
 import type { YouTubeConfig } from '../youtube/config/types.js';
 import { type OpenedJobContext, openJobContext } from '../youtube/job-library/context.js';
@@ -38,7 +37,8 @@ export function withJobs(
   return withContext(
     {},
     async (ctx) => {
-      const jobs = openJobContext(ctx, { history: await openRunHistory(config.store) });
+      // The jobs record their runs in the handle's run history, which closes with it.
+      const jobs = openJobContext(ctx.qg);
       const { signal, dispose } = abortOnSignals();
       try {
         return await fn(jobs, signal);
@@ -47,6 +47,6 @@ export function withJobs(
         await jobs.close();
       }
     },
-    { allowUnreachable: true, config },
+    { allowUnreachable: true, config, history: true },
   );
 }

@@ -167,7 +167,16 @@ export function knownKeys(schema: z.core.$ZodType, path: ReadonlyArray<PropertyK
   for (let i = 0; ; ) {
     s = unwrap(s);
     if (!s) return [];
-    const def = s._zod.def as unknown as Record<string, unknown> & { type: string };
+    let def = s._zod.def as unknown as Record<string, unknown> & { type: string };
+    if (def.type === 'union') {
+      // "A string or an object": the object's keys.
+      const object = (def['options'] as z.core.$ZodType[])
+        .map(unwrap)
+        .find((o) => o?._zod.def.type === 'object');
+      if (!object) return [];
+      s = object;
+      def = s._zod.def as unknown as Record<string, unknown> & { type: string };
+    }
     if (i === path.length) return def.type === 'object' ? Object.keys(def['shape'] as object) : [];
     const seg = path[i++];
     if (def.type === 'object') s = (def['shape'] as Record<PropertyKey, z.core.$ZodType>)[seg as string];

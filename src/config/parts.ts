@@ -61,6 +61,16 @@ type AnyPart = ConfigPart<any, object>;
 // biome-ignore lint/suspicious/noExplicitAny: likewise for resolvers.
 export type AnyResolver = PartResolver<any, object>;
 
+/**
+ * The top-level keys of the parts this package's own applications register, by part. A program
+ * that loaded none of them (a Node job that imports only the core) still reads a file written for
+ * them: their keys are left unchecked and unused, as a file of the previous release meant them,
+ * and the part checks them wherever it is loaded. A test keeps this list equal to the parts' own.
+ */
+export const PACKAGED_PART_KEYS: Readonly<Record<string, readonly string[]>> = {
+  youtube: ['cache', 'upstream', 'regions', 'categories', 'schedules', 'backfill'],
+};
+
 const registered = new Map<string, AnyPart>();
 
 /**

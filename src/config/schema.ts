@@ -11,7 +11,7 @@ import { profileSchema } from '../profiles/schema.js';
 import '../zod-mini.js';
 import { DEFAULT_API_KEY_ENV, DEFAULT_WINDOW, MAX_WINDOW_MS } from './defaults.js';
 import { formatDuration, parseDuration } from './duration.js';
-import type { ConfigPart } from './parts.js';
+import { type ConfigPart, PACKAGED_PART_KEYS } from './parts.js';
 import { TIERS } from './tiers.js';
 
 const DURATION_HINT = 'must be a duration such as 30s, 15m, 24h (or a number of ms)';
@@ -184,20 +184,26 @@ export type RawCredential = RawConfig['credentials'][number];
 const schemas = new Map<string, z.ZodMiniType>();
 
 /**
- * The schema of a whole file: the core's keys and each part's, unknown keys refused. A key owned
+ * The schema of a whole file: the core's keys and each part's, unknown keys refused (the keys of a
+ * part of this package not read here are let through unchecked: PACKAGED_PART_KEYS). A key owned
  * twice is a bug in the parts (thrown, never a config problem).
  */
 export function schemaOf(parts: readonly ConfigPart[]): z.ZodMiniType<Record<string, unknown>> {
   const name = parts.map((p) => p.name).join(',');
   let schema = schemas.get(name);
   if (!schema) {
-    const shape: z.core.$ZodShape = { ...coreShape };
+    const shape: Record<string, z.core.$ZodType> = { ...coreShape };
     for (const part of parts) {
       for (const key of Object.keys(part.shape)) {
         if (Object.hasOwn(shape, key))
           throw new Error(`config part '${part.name}' redefines the key '${key}'`);
       }
       Object.assign(shape, part.shape);
+    }
+    // The keys of this package's applications whose part is not read here: left unchecked.
+    for (const [name, keys] of Object.entries(PACKAGED_PART_KEYS)) {
+      if (parts.some((p) => p.name === name)) continue;
+      for (const key of keys) if (!Object.hasOwn(shape, key)) shape[key] = z.optional(z.unknown());
     }
     schema = z.strictObject(shape);
     schemas.set(name, schema);

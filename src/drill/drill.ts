@@ -21,8 +21,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openLedger } from '../ledger/index.js';
+import { openQuotaGuard } from '../quota-guard.js';
 import { startService } from '../scheduler/service.js';
+import { scheduledNeed } from '../youtube/cron-runs.js';
 import type { JobResult } from '../youtube/job-library/types.js';
 import { startSimulator } from '../youtube/simulator/index.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
@@ -200,24 +201,28 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     baseUrl: sim.url,
     key,
   });
-  const s0 = setup.config.store;
-  const ledger = await openLedger(s0.url, s0.keyPrefix !== undefined ? { keyPrefix: s0.keyPrefix } : {});
-  open.ledger = ledger;
   const t = tally();
   const counts = { skippedTicks: 0 };
   const nextResetAt = sim.nextResetAt();
-  const service = await startService({
-    config: setup.config,
-    ledger,
+  // The one opener, as `quota-guard run` opens it: the ledger, the guard and the run history.
+  const qg = await openQuotaGuard(setup.config, {
     logger: quietLogger(),
-    nextReset: () => sim.nextResetAt(),
-    // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
-    // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
-    upstreamDay: () => {
-      const end = sim.nextResetAt();
-      return { start: end - daySeconds * 1000, end };
+    scheduledNeed: scheduledNeed(setup.config),
+    onEvent: t.on,
+    clock: {
+      nextReset: () => sim.nextResetAt(),
+      // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
+      // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
+      upstreamDay: () => {
+        const end = sim.nextResetAt();
+        return { start: end - daySeconds * 1000, end };
+      },
     },
-    onGuardEvent: t.on,
+  });
+  const ledger = qg.ledger;
+  open.ledger = ledger;
+  const service = await startService({
+    qg,
     onEvent: (e) => {
       if (e.type !== 'skip') return;
       counts.skippedTicks++;

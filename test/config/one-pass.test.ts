@@ -6,8 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
+import { PACKAGED_PART_KEYS } from '../../src/config/parts.js';
 import { ConfigError } from '../../src/errors.js';
-import { parseYouTubeConfig } from '../../src/youtube/config/part.js';
+import { parseYouTubeConfig, youtubeConfigPart } from '../../src/youtube/config/part.js';
+import { YOUTUBE_KEYS } from '../../src/youtube/config/resolver.js';
 
 /** The problem lines of a config that must not parse. */
 function problems(parse: () => unknown): string[] {
@@ -140,10 +142,18 @@ describe('the core reads its own keys', () => {
     expect(Object.keys(config)).not.toContain('schedules');
   });
 
-  it("the application's keys are unknown to the core alone", () => {
-    expect(problems(() => parseConfig({ ...drive, regions: ['US'] }, { env: {}, parts: [] }))).toEqual([
-      'regions: unknown key (expected store, profiles, credentials, budgets, expected, maxSleep, storeDown)',
+  it("the core alone leaves the application's keys to it: a file written for both still reads", () => {
+    const config = parseConfig({ ...drive, regions: ['ZZ'], cache: { nope: 1 } }, { env: {}, parts: [] });
+    expect(Object.keys(config)).not.toContain('regions');
+    // A key no part owns is still unknown, with the nearest known one.
+    expect(problems(() => parseConfig({ ...drive, credentails: [] }, { env: {}, parts: [] }))).toEqual([
+      "credentails: unknown key (did you mean 'credentials'?)",
     ]);
+  });
+
+  it("the core's list of the application's keys is the application's own", () => {
+    expect([...PACKAGED_PART_KEYS['youtube']!].sort()).toEqual([...YOUTUBE_KEYS].sort());
+    expect(Object.keys(youtubeConfigPart.shape).sort()).toEqual([...YOUTUBE_KEYS].sort());
   });
 
   it('with the application part, an empty region list is a config without a trending job', () => {

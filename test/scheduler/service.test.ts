@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bucketWindow } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { openQuotaGuard } from '../../src/quota-guard.js';
 import { type ScheduledJob, startService, type TickSource } from '../../src/scheduler/index.js';
 import { openCache } from '../../src/youtube/cache/index.js';
 import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
@@ -67,9 +68,7 @@ describe('graceful shutdown while a page is in flight', () => {
     const ticks = manualTicks();
     const log = capture();
     const service = await startService({
-      config,
-      ledger: await openLedger(store),
-      logger: log,
+      qg: await openQuotaGuard(config, { logger: log }),
       ticks,
       backfill: false,
     });

@@ -5,6 +5,8 @@
  * zod here (its schema is schema.ts), so a command on the embedded defaults resolves without it.
  * `youtubeConfig(config)` is the application's typed view of a config read with this part.
  */
+// Registers the application's error codes, which this module throws.
+import '../errors.js';
 import { join } from 'node:path';
 import { isValidTimeZone } from '../../calendar-day.js';
 import { didYouMean, nameList, nameTable } from '../../config/names.js';

@@ -12,6 +12,8 @@
  * closed, already aborted). Everything else (reset, headers or body timeout, a half-read body) may
  * have been received and charged: 'maybe'.
  */
+// Registers the application's error codes, which this module throws.
+import '../errors.js';
 import { type Reached, UpstreamError } from '../../outcome/errors.js';
 import {
   type GoogleErrorFacts,
