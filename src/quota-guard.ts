@@ -69,9 +69,11 @@ export interface RunHandle {
   readonly name: string;
   readonly credential: string;
   readonly signal?: AbortSignal;
-  /** Count what the run fetched (shown by `history`): pages and items (the `videos` column). */
+  /** Count what the run fetched (shown by `history`): pages and items. */
   pages: number;
   items: number;
+  /** Labels of the run (`{ region: 'US' }`): names and values the history keeps with it. */
+  labels: Record<string, string>;
   /**
    * `guard.call` on the run's credential (unless `args` names another): the spend, the request,
    * the refund or block; the units are counted in the run, and a `Stop` ends it as `stopped`.
@@ -240,6 +242,7 @@ async function runOwnJob<T>(
     ...(options.signal ? { signal: options.signal } : {}),
     pages: 0,
     items: 0,
+    labels: {},
     async call(args, request, callOptions = {}) {
       const r = await ctx.guard.call(
         { ...args, credential: args.credential ?? credential },
@@ -285,7 +288,8 @@ async function runOwnJob<T>(
       return { outcome: 'failed', reason: message, error: new QuotaGuardError('QG_INTERNAL', message) };
     } finally {
       run.pages = handle.pages;
-      run.videos = handle.items;
+      run.items = handle.items;
+      run.labels = { ...handle.labels };
     }
     return stop ? endFromStop(stop) : undefined;
   });

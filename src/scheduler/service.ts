@@ -8,7 +8,6 @@
 
 import type { Guard } from '../guard/guard.js';
 import { openRunHistory } from '../history/index.js';
-import { trendingJob } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../metrics/page.js';
@@ -24,6 +23,7 @@ import {
 } from '../youtube/job-library/context.js';
 import { runTrending } from '../youtube/job-library/trending.js';
 import type { JobContext } from '../youtube/job-library/types.js';
+import { trendingJob, trendingLabels } from '../youtube/job-names.js';
 import type { ScheduledJob } from './scheduler.js';
 import { Scheduler, type SchedulerEvent, type TickSource } from './scheduler.js';
 
@@ -119,6 +119,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
             ...(opts.decisions.tokensFile !== undefined ? { tokensFile: opts.decisions.tokensFile } : {}),
             logger,
             onRequest: metrics.apiRequest,
+            labelsOf: trendingLabels,
           })
         : undefined;
       server = await startMetricsServer({

@@ -115,13 +115,13 @@ describe('status at a glance', () => {
       history.record({
         credential: 'main',
         job: `trending:${region}`,
-        region,
+        labels: { region },
         startedAt: now - ago - 1_000,
         finishedAt: now - ago,
         outcome,
         pages: 4,
         units: 4,
-        videos: 200,
+        items: 200,
         reason: null,
         used: {},
       });

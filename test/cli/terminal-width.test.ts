@@ -38,13 +38,13 @@ beforeAll(async () => {
     const run = (job: string, minutesAgo: number, reason: string | null) => ({
       credential: 'main',
       job,
-      region: job.startsWith('trending:') ? job.slice('trending:'.length) : null,
+      labels: job.startsWith('trending:') ? { region: job.slice('trending:'.length) } : {},
       startedAt: now - minutesAgo * 60_000,
       finishedAt: now - minutesAgo * 60_000 + 4_000,
       outcome: reason ? ('stopped' as const) : ('done' as const),
       pages: 4,
       units: 1_204,
-      videos: 12_345,
+      items: 12_345,
       reason,
       used: { units: 300 },
     });

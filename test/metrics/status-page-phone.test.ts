@@ -68,13 +68,13 @@ beforeAll(async () => {
     history.record({
       credential: 'default',
       job: `trending:${region}`,
-      region,
+      labels: { region },
       startedAt: now - minutesAgo * 60_000 - 3_000,
       finishedAt: now - minutesAgo * 60_000,
       outcome,
       pages: 4,
       units: 4,
-      videos: 200,
+      items: 200,
       reason,
       used: { units: 41 },
     });

@@ -9,6 +9,7 @@ import { createMetrics } from '../../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../../metrics/page.js';
 import { startMetricsServer } from '../../metrics/server.js';
 import { abortOnSignals } from '../../runs/job-run.js';
+import { trendingLabels } from '../../youtube/job-names.js';
 import type { ServeOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { openContext } from '../context.js';
@@ -61,6 +62,7 @@ export async function run(opts: ServeOptions): Promise<number> {
       ...(tokens !== undefined ? { tokens } : {}),
       logger,
       onRequest: metrics.apiRequest,
+      labelsOf: trendingLabels,
     });
     srv = await startMetricsServer({
       ...(routes ? { routes } : {}),

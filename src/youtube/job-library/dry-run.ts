@@ -8,10 +8,10 @@ import { methodOf } from '../../config/lookups.js';
 import type { Tier } from '../../config/types.js';
 import { budgetCovers } from '../../guard/keys.js';
 import { quotaStatus } from '../../guard/status.js';
-import { trendingJob } from '../../history/types.js';
 import type { Ledger } from '../../ledger/types.js';
 import type { YouTubeConfig } from '../config/types.js';
 import { scheduledNeed } from '../cron-runs.js';
+import { trendingJob } from '../job-names.js';
 import { TRENDING_METHOD, trendingCalls, trendingCallsText } from '../trending-spend.js';
 
 /** One job's most expensive run: `calls` calls of `method` at `cost` units each. */
