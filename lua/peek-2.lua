@@ -11,6 +11,7 @@
     {code, storedWindowMs} on failure (code < 0)
 ]]
 --- @include "base"
+--- @include "cost"
 
 local time = redis.call('TIME')
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
@@ -26,8 +27,7 @@ local entries = redis.call('ZRANGEBYSCORE', KEYS[1], nowUs - win * 1000 + 1, '+i
 local used, calls, oldest, newest = 0, 0, 0, 0
 local byTag, order = {}, {}
 for i = 1, #entries, 2 do
-  local c, tag = string.match(entries[i], '^[^:]*:(%d+):(.*)$')
-  c = tonumber(c)
+  local c, tag = entry_parts(entries[i])
   if not c then
     return { CODE_CORRUPT, 0 }
   end

@@ -10,26 +10,10 @@
   Output: number of logs the entry was removed from, or {code, index} on failure (code < 0).
 ]]
 --- @include "base"
---- @include "cost"
+--- @include "member"
 
-local id = ARGV[1]
-local cost = entry_cost(id)
-if not cost then
-  return { CODE_CORRUPT, 0 }
-end
-local removed = 0
-for i = 1, #KEYS / 2 do
-  local log, meta = KEYS[2 * i - 1], KEYS[2 * i]
-  if redis.call('ZREM', log, id) == 1 then
-    removed = removed + 1
-    local t = redis.call('HGET', meta, 't')
-    if t then
-      local total = tonumber(t)
-      if not total then
-        return { CODE_CORRUPT, i }
-      end
-      redis.call('HSET', meta, 't', math.max(0, total - cost))
-    end
-  end
+local removed, bad = take_out(#KEYS / 2, ARGV[1])
+if not removed then
+  return { CODE_CORRUPT, bad }
 end
 return removed

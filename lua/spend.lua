@@ -18,6 +18,7 @@
     {0, retryAfterMs, remaining, limitedByIndex, blockedUntilMs, nowMs} denied (blockedUntilMs 0: not blocked)
     {2, ...} / {3, ...}                                                 the remembered allowed / denied
                                                                         decision of this entry, as first answered
+                                                                        (a void: denied with a 7th field VOID_MARK)
     {code, index, storedWindowMs}                                       failure (code < 0)
 
   Cost: the common case (one budget, allowed, nothing expired, expiry still far enough, not
@@ -41,16 +42,13 @@ if #KEYS > 2 * n then
   entry, request = KEYS[2 * n + 1], ARGV[3 + 2 * n]
   local seen = call('GET', entry)
   if seen then
-    local bar = string.find(seen, '|', 1, true)
-    if not bar then
+    --- @include "remembered"
+    local out, stored = remembered(seen)
+    if not out then
       return { CODE_CORRUPT, 0, 0 }
     end
-    if string.sub(seen, bar + 1) ~= request then
+    if not answers(out, stored, request) then
       return { CODE_ENTRY_CONFLICT, 0, 0 }
-    end
-    local out = {}
-    for v in string.gmatch(string.sub(seen, 1, bar - 1), '[^,]+') do
-      out[#out + 1] = tonumber(v)
     end
     out[1] = out[1] + 2
     return out
@@ -89,16 +87,7 @@ if n == 1 then
   end
 end
 
---[[
-  Until when (us) the fast path may skip every check but the limit: the oldest entry is still in
-  the window and the expiry still a window away. 0 while a block is set.
-]]
-local function fast_until(oldest, blocked, expires, win)
-  if blocked > nowMs then
-    return 0
-  end
-  return math.min(oldest + win * 1000, (expires - win - EXPIRY_SLACK_MS) * 1000)
-end
+--- @include "fast"
 
 -- Per budget i, at 5i-4 .. 5i: total, oldestUs, blockedUntilMs, expiresAtMs, flags (1 new key, 2 pruned).
 local st = {}
@@ -160,7 +149,7 @@ if limitedBy > 0 then
     if st[b + 5] >= 2 then
       local win = tonumber(ARGV[2 + 2 * i])
       redis.call('HSET', KEYS[2 * i], 't', st[b + 1], 'o', st[b + 2], 'f' .. ARGV[2 + 2 * i],
-        fast_until(st[b + 2], st[b + 3], st[b + 4], win))
+        fast_until(st[b + 2], st[b + 3], st[b + 4], win, nowMs))
     end
   end
   return remember({ 0, math.ceil((retryAt - nowUs) / 1000), remaining, limitedBy, blockedUntil, nowMs })
@@ -185,7 +174,7 @@ for i = 1, n do
     expires = math.max(expires, due + math.min(math.ceil(win / 16), 60000))
   end
   redis.call('HSET', meta, 't', total + cost, 'w', win, 'o', oldest, 'x', expires,
-    'f' .. ARGV[2 + 2 * i], fast_until(oldest, blocked, expires, win))
+    'f' .. ARGV[2 + 2 * i], fast_until(oldest, blocked, expires, win, nowMs))
   if refresh then
     redis.call('PEXPIREAT', log, expires)
     redis.call('PEXPIREAT', meta, math.max(expires, blocked + EXPIRY_SLACK_MS))

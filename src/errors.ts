@@ -67,6 +67,10 @@ export const ERROR_CODES = {
   QG_STOPPED: ExitCode.TEMPFAIL,
   QG_UPSTREAM_DEADLINE: ExitCode.UNAVAILABLE,
   QG_UPSTREAM_TOO_LARGE: ExitCode.UNAVAILABLE,
+  // The upstream's own count (reconcile)
+  QG_RECONCILE_AUTH: ExitCode.CONFIG,
+  QG_RECONCILE_FORBIDDEN: ExitCode.CONFIG,
+  QG_RECONCILE_PROJECT: ExitCode.CONFIG,
   // Anything else
   QG_INTERNAL: ExitCode.SOFTWARE,
 } as const satisfies Record<string, ExitCode>;

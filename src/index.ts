@@ -109,12 +109,20 @@ export type {
   Budget,
   Decision,
   DeniedDecision,
+  EntryBudget,
   Ledger,
   LedgerKind,
+  MinuteUnits,
   OpenLedgerOptions,
   PeekRequest,
+  PerMinuteRequest,
+  RecordRequest,
+  RecordResult,
   Snapshot,
+  SpendEntry,
   SpendRequest,
+  VoidRequest,
+  VoidResult,
 } from './ledger/types.js';
 // The outcome of an upstream call
 export { UpstreamError } from './outcome/errors.js';

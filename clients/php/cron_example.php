@@ -8,17 +8,28 @@
  *   QUOTA_GUARD_URL=http://127.0.0.1:9464 QUOTA_GUARD_TOKEN=... YOUTUBE_API_KEY=... \
  *     php cron_example.php US GB DE
  *
- * Environment: QUOTA_GUARD_URL, QUOTA_GUARD_TOKEN (omit on loopback without a tokens file),
- * YOUTUBE_API_KEY, YOUTUBE_BASE_URL (default https://www.googleapis.com/youtube/v3),
- * QUOTA_GUARD_CREDENTIAL (default "default").
+ * Environment: QUOTA_GUARD_URL (one URL, or several separated by commas: the next is tried when one
+ * does not answer), QUOTA_GUARD_TOKEN (omit on loopback without a tokens file), QUOTA_GUARD_CA_FILE
+ * (a PEM file of CAs to trust for https), QUOTA_GUARD_JOURNAL (the journal's path; default
+ * ~/.local/state/quota-guard/journal.jsonl), YOUTUBE_API_KEY, YOUTUBE_BASE_URL (default
+ * https://www.googleapis.com/youtube/v3), QUOTA_GUARD_CREDENTIAL (default "default").
+ *
+ * When quota-guard does not answer within its deadline (5 s a call), the spend is made anyway (this
+ * call site fails open), written to the journal, and recorded when quota-guard answers again (the
+ * next call, the end of the run, or the next cron run); each such spend is one line on stderr.
  *
  * Exit status, as `quota-guard fetch` (README.md, "Running the jobs from cron"): 0 done; 75 stopped
  * by the budget or an exhausted quota (the next run resumes); 69 the upstream could not be used
  * (unreachable, timed out, or answered an error: the run is recorded unavailable or failed); 78
  * quota-guard refused the token, credential or request, or YOUTUBE_API_KEY is not set (a person
- * must fix it). The regions after the first that does not end done are left for the next run. A
- * signal (Ctrl-C, a cron timeout's kill) ends PHP where it is: that region's run is not recorded.
+ * must fix it), or PHP is older than 8.1. The regions after the first that does not end done are
+ * left for the next run. A signal (Ctrl-C, a cron timeout's kill) ends PHP where it is: that
+ * region's run is not recorded.
  */
+if (PHP_VERSION_ID < 80100) {
+    fwrite(STDERR, 'cron_example: the quota-guard client needs PHP 8.1 or later, this is ' . PHP_VERSION . "\n");
+    exit(78);
+}
 require __DIR__ . '/QuotaGuard.php';
 
 function logLine(array $fields): void
@@ -26,7 +37,16 @@ function logLine(array $fields): void
     echo json_encode($fields), "\n";
 }
 
-$qg = new QuotaGuard\Client(getenv('QUOTA_GUARD_URL') ?: 'http://127.0.0.1:9464', getenv('QUOTA_GUARD_TOKEN') ?: null);
+try {
+    $qg = new QuotaGuard\Client(
+        getenv('QUOTA_GUARD_URL') ?: 'http://127.0.0.1:9464',
+        getenv('QUOTA_GUARD_TOKEN') ?: null,
+        caFile: getenv('QUOTA_GUARD_CA_FILE') ?: null,
+    );
+} catch (QuotaGuard\ConfigError $e) {
+    fwrite(STDERR, "cron_example: {$e->getMessage()}\n");
+    exit(78);
+}
 $base = getenv('YOUTUBE_BASE_URL') ?: 'https://www.googleapis.com/youtube/v3';
 $key = (string) getenv('YOUTUBE_API_KEY');
 $credential = getenv('QUOTA_GUARD_CREDENTIAL') ?: 'default';
@@ -80,12 +100,14 @@ try {
     foreach ($regions as $region) {
         $code = $qg->run($credential, "trending:$region", fn (QuotaGuard\Run $run) => fetchRegion($run, $upstream, $base, $key, $region));
         if ($code !== 0) {
-            exit($code);
+            break;
         }
     }
 } catch (QuotaGuard\Error $e) {
     // Not an outage: the token, the credential or the request is wrong.
     fwrite(STDERR, "cron_example: quota-guard refused the request: {$e->getMessage()}\n");
-    exit(78);
+    $code = 78;
 }
-exit(0);
+// What the journal holds is sent now if quota-guard answers (else at the next run).
+$qg->close();
+exit($code ?? 0);

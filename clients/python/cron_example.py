@@ -8,9 +8,15 @@ by the budget or an exhausted quota, unavailable or failed.
     QUOTA_GUARD_URL=http://127.0.0.1:9464 QUOTA_GUARD_TOKEN=... YOUTUBE_API_KEY=... \
       python3 cron_example.py US GB DE
 
-Environment: QUOTA_GUARD_URL, QUOTA_GUARD_TOKEN (omit on loopback without a tokens file),
-YOUTUBE_API_KEY, YOUTUBE_BASE_URL (default https://www.googleapis.com/youtube/v3),
-QUOTA_GUARD_CREDENTIAL (default "default").
+Environment: QUOTA_GUARD_URL (one URL, or several separated by commas: the next is tried when one
+does not answer), QUOTA_GUARD_TOKEN (omit on loopback without a tokens file), QUOTA_GUARD_CA_FILE
+(a PEM file of CAs to trust for https), QUOTA_GUARD_JOURNAL (the journal's path; default
+~/.local/state/quota-guard/journal.jsonl), YOUTUBE_API_KEY, YOUTUBE_BASE_URL (default
+https://www.googleapis.com/youtube/v3), QUOTA_GUARD_CREDENTIAL (default "default").
+
+When quota-guard does not answer within its deadline (5 s a call), the spend is made anyway (this
+call site fails open), written to the journal, and recorded when quota-guard answers again (the
+next call, the end of the run, or the next cron run); each such spend is one line on stderr.
 
 Exit status, as `quota-guard fetch` (README.md, "Running the jobs from cron"): 0 done; 75 stopped by
 the budget or an exhausted quota (the next run resumes); 69 the upstream could not be used
@@ -77,7 +83,8 @@ def fetch_region(run, base, key, region):
 
 def main(regions):
     qg = QuotaGuard(os.environ.get("QUOTA_GUARD_URL", "http://127.0.0.1:9464"),
-                    token=os.environ.get("QUOTA_GUARD_TOKEN"))
+                    token=os.environ.get("QUOTA_GUARD_TOKEN"),
+                    ca_file=os.environ.get("QUOTA_GUARD_CA_FILE") or None)
     base = os.environ.get("YOUTUBE_BASE_URL", "https://www.googleapis.com/youtube/v3")
     key = os.environ.get("YOUTUBE_API_KEY")
     if not key:
@@ -99,6 +106,7 @@ def main(regions):
         print("cron_example: interrupted", file=sys.stderr)
         return 130
     finally:
+        # What the journal holds is sent now if quota-guard answers (else at the next run).
         qg.close()
 
 

@@ -14,6 +14,12 @@
                oldest entry is inside the window, the expiry a window away, no block is set.
                Named after the window, so a spend with another window never finds it.
 
+  Entry key E (a spend's or a record's entry id chosen by the caller, in the budgets' slot):
+    string "<decision>|<request>" with a PX expiry one longest window away: the decision as
+    spend.lua first answered it, comma-separated (src/ledger/remembered.ts has every shape); a
+    void is a denial with a seventh field VOID_MARK and, when nothing was remembered before it, an
+    empty request.
+
   Numbers above 1e14 never go through Lua's tostring or `..` ("%.14g" would drop digits of a
   microsecond timestamp): they are passed to redis.call as numbers, or built from TIME's strings.
 
@@ -26,3 +32,5 @@ local CODE_ENTRY_UNKNOWN = -4
 
 -- Keys outlive the window of their newest entry by this much (ms); see EXPIRY_SLACK_MS.
 local EXPIRY_SLACK_MS = 1000
+-- The seventh field of a remembered denial that is a void (VOID_MARK in src/ledger/remembered.ts).
+local VOID_MARK = 1

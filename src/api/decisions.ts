@@ -9,6 +9,8 @@
  * - `POST /v1/report`: what became of an entry's call (sent, never sent, exhausted), idempotent.
  * - `POST /v1/runs`: one finished run of the caller's job, recorded in the run history under the
  *   token's name, once per run id (remembered in the store like an entry id).
+ * - `POST /v1/record`, `POST /v1/void`: a spend made without an answer, recorded late; an unknown
+ *   spend not used, voided (late.ts).
  * - `GET /v1/status`: the credentials' buckets, as `quota-guard status --json` shows them.
  *
  * Every failure is a JSON `{ error: { code, message, field? } }` with a 4xx (or 503 when the store
@@ -19,23 +21,35 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidArgumentError, isQuotaGuardError, type QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import { quotaStatus } from '../guard/status.js';
-import { withMethod } from '../guard/tags.js';
 import type { SpendArgs, SpendOutcome } from '../guard/types.js';
 import { type RunHistory, type RunSummary, withCompatibleFields } from '../history/types.js';
 import type { Logger } from '../logger.js';
 import { usedAfter } from '../runs/summary.js';
-import { type ReportBody, type RunBody, reportBody, runBody, type SpendBody, spendBody } from './requests.js';
-import { type ApiClient, LOCAL_CLIENT, type TokenFile } from './tokens.js';
+import { clientTag, type LateFailures, recordLate, voidLate } from './late.js';
+import {
+  type ReportBody,
+  type RunBody,
+  recordBody,
+  reportBody,
+  runBody,
+  type SpendBody,
+  spendBody,
+  voidBody,
+} from './requests.js';
+import { type ApiClient, LOCAL_CLIENT, mayUse, type TokenFile } from './tokens.js';
 
 /** Largest request body accepted (bytes); a spend is about 150. */
 export const MAX_BODY_BYTES = 8 * 1024;
 
-export type ApiRoute = 'spend' | 'report' | 'runs' | 'status' | 'other';
+export type ApiRoute = 'spend' | 'report' | 'runs' | 'record' | 'void' | 'status' | 'other';
 
-const ROUTES = new Map<string, ApiRoute>([
+/** Every route the decision API serves (docs/openapi.yaml describes each). */
+export const API_ROUTES: ReadonlyMap<string, ApiRoute> = new Map<string, ApiRoute>([
   ['/v1/spend', 'spend'],
   ['/v1/report', 'report'],
   ['/v1/runs', 'runs'],
+  ['/v1/record', 'record'],
+  ['/v1/void', 'void'],
   ['/v1/status', 'status'],
 ]);
 
@@ -123,13 +137,21 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** A spend's answer: the guard's SpendOutcome values, times absolute as ISO and epoch ms. */
-export function spendAnswer(o: SpendOutcome, entry: string): Record<string, unknown> {
+/**
+ * A spend's answer: the guard's SpendOutcome values, times absolute as ISO and epoch ms. With
+ * `allowUnknown`, a spend whose store command was sent but not answered (it may still run) is
+ * `unknown` rather than `store-down`: the caller resolves its entry later (/v1/record, /v1/void);
+ * and the spend of an entry voided before it landed is `void` (it charges nothing).
+ */
+export function spendAnswer(o: SpendOutcome, entry: string, allowUnknown = false): Record<string, unknown> {
   const storeDown = o.reason === 'fail-open' || o.reason === 'store-down';
+  const unknown = storeDown && allowUnknown && o.unsettled !== undefined;
+  // The entry was voided (/v1/void): said as such to a caller that may have voided it.
+  const voided = allowUnknown && o.decision?.allowed === false && o.decision.voided === true;
   const resumeAtMs = o.at + o.retryAfterMs;
   return {
     allowed: storeDown ? false : o.allowed,
-    reason: storeDown ? 'store-down' : o.reason,
+    reason: unknown ? 'unknown' : voided ? 'void' : storeDown ? 'store-down' : o.reason,
     entry,
     replayed: o.replayed === true,
     credential: o.credential,
@@ -194,13 +216,19 @@ function statusOf(e: QuotaGuardError): number {
   }
 }
 
-function mayUse(client: ApiClient, credential: string): boolean {
-  return client.credentials.includes('*') || client.credentials.includes(credential);
-}
-
 function forbidden(message: string): HttpFailure {
   return new HttpFailure(403, 'forbidden', message);
 }
+
+function unknownEntry(entry: string): HttpFailure {
+  return new HttpFailure(
+    404,
+    'QG_ENTRY_UNKNOWN',
+    `entry '${entry}' is not known: never spent, or its window has passed`,
+  );
+}
+
+const LATE_FAILURES: LateFailures = { forbidden, unknownEntry };
 
 const newEntryId = (): string => randomBytes(12).toString('base64url');
 
@@ -237,7 +265,7 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
     const args: SpendArgs = {
       credential: body.credential,
       tier: body.tier,
-      tag: withMethod(`${client.name}:${body.tag ?? body.method ?? body.bucket}`, body.method),
+      tag: clientTag(client, body),
       // The answer says the store is down and the caller's own fail mode decides; an unanswered
       // spend is kept as it lands (a retry with its entry id is then answered as it was).
       failMode: 'caller',
@@ -258,13 +286,7 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
     }
     const args = await guard.recallEntry(body.credential, body.entry);
     // Another client's entry is as unknown to this one as an entry never spent.
-    if (!args?.tag?.startsWith(`${client.name}:`)) {
-      throw new HttpFailure(
-        404,
-        'QG_ENTRY_UNKNOWN',
-        `entry '${body.entry}' is not known: never spent, or its window has passed`,
-      );
-    }
+    if (!args?.tag?.startsWith(`${client.name}:`)) throw unknownEntry(body.entry);
     const spent = await guard.spend({ ...args, failMode: 'closed', entry: body.entry, recallOnly: true });
     if (spent.reason === 'store-down' || spent.reason === 'fail-open') {
       throw new HttpFailure(
@@ -374,11 +396,11 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
     const url = req.url ?? '/';
     if (!url.startsWith('/v1/')) return false;
     const path = url.split('?', 1)[0] ?? url;
-    const route: ApiRoute = ROUTES.get(path) ?? 'other';
+    const route: ApiRoute = API_ROUTES.get(path) ?? 'other';
     let client = '-';
     const run = async (): Promise<void> => {
       if (route === 'other')
-        throw new HttpFailure(404, 'not_found', `no such route: see ${[...ROUTES.keys()].join(', ')}`);
+        throw new HttpFailure(404, 'not_found', `no such route: see ${[...API_ROUTES.keys()].join(', ')}`);
       const wantMethod = route === 'status' ? 'GET' : 'POST';
       if (req.method !== wantMethod) {
         throw new HttpFailure(405, 'method_not_allowed', `${path} takes ${wantMethod}`);
@@ -395,7 +417,7 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
       if (route === 'spend') {
         const body = spendBody(raw);
         const outcome = await spend(body, c);
-        const answer = spendAnswer(outcome, outcome.entry ?? '');
+        const answer = spendAnswer(outcome, outcome.entry ?? '', body.allowUnknown === true);
         count(route, outcome.replayed ? 'replayed' : String(answer['reason']), client);
         send(
           res,
@@ -405,6 +427,15 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
             ? { 'retry-after': String(Math.ceil(outcome.retryAfterMs / 1000)) }
             : undefined,
         );
+        return;
+      }
+      if (route === 'record' || route === 'void') {
+        const answer =
+          route === 'record'
+            ? await recordLate(guard, recordBody(raw), c, LATE_FAILURES, Date.now())
+            : await voidLate(guard, voidBody(raw), c, LATE_FAILURES, Date.now());
+        count(route, String(answer['outcome']), client);
+        send(res, 200, answer);
         return;
       }
       if (route === 'runs') {

@@ -23,6 +23,11 @@ export interface SpendBody {
   tier: Tier;
   tag?: string;
   entry?: string;
+  /**
+   * The caller takes `reason: 'unknown'` for a spend whose store command may still run (it resolves
+   * the entry later with /v1/record or /v1/void); without it such a spend is answered `store-down`.
+   */
+  allowUnknown?: boolean;
 }
 
 export interface ReportBody {
@@ -80,10 +85,21 @@ function required<T>(v: T | undefined, field: string): T {
   return v;
 }
 
-const SPEND_FIELDS = ['credential', 'method', 'bucket', 'cost', 'tier', 'tag', 'entry'] as const;
+const SPEND_FIELDS = [
+  'credential',
+  'method',
+  'bucket',
+  'cost',
+  'tier',
+  'tag',
+  'entry',
+  'allowUnknown',
+] as const;
 
-export function spendBody(body: unknown): SpendBody {
-  const o = object(body, SPEND_FIELDS);
+const ENTRY_TEXT = '1 to 64 characters of A-Z a-z 0-9 _ . -';
+
+/** What a spend and a late record share: the credential, what was spent, the tier and the tag. */
+function spendFields(o: Record<string, unknown>): Omit<SpendBody, 'entry' | 'allowUnknown'> {
   const credential = required(text(o, 'credential', NAME, 'a credential id'), 'credential');
   const method = text(o, 'method', NAME, 'an API method, e.g. videos.list');
   const bucket = text(o, 'bucket', NAME, 'a bucket id');
@@ -105,7 +121,6 @@ export function spendBody(body: unknown): SpendBody {
   ) {
     throw new InvalidArgumentError('tag', `must be text of at most ${MAX_CLIENT_TAG} characters`);
   }
-  const entry = text(o, 'entry', ENTRY_ID, '1 to 64 characters of A-Z a-z 0-9 _ . -');
   return {
     credential,
     tier: tier as Tier,
@@ -113,7 +128,51 @@ export function spendBody(body: unknown): SpendBody {
     ...(bucket !== undefined ? { bucket } : {}),
     ...(cost !== undefined ? { cost: cost as number } : {}),
     ...(tag !== undefined ? { tag: tag as string } : {}),
+  };
+}
+
+export function spendBody(body: unknown): SpendBody {
+  const o = object(body, SPEND_FIELDS);
+  const fields = spendFields(o);
+  const entry = text(o, 'entry', ENTRY_ID, ENTRY_TEXT);
+  const allowUnknown = o['allowUnknown'];
+  if (allowUnknown !== undefined && typeof allowUnknown !== 'boolean') {
+    throw new InvalidArgumentError('allowUnknown', 'must be true or false');
+  }
+  return {
+    ...fields,
+    ...(allowUnknown === true ? { allowUnknown } : {}),
     ...(entry !== undefined ? { entry } : {}),
+  };
+}
+
+/** A spend made without the service's answer, to record late (`POST /v1/record`). */
+export interface RecordBody extends Omit<SpendBody, 'entry' | 'allowUnknown'> {
+  entry: string;
+  /** When it was spent (epoch ms, the client's clock). */
+  at: number;
+}
+
+const RECORD_FIELDS = ['credential', 'method', 'bucket', 'cost', 'tier', 'tag', 'entry', 'at'] as const;
+
+export function recordBody(body: unknown): RecordBody {
+  const o = object(body, RECORD_FIELDS);
+  const fields = spendFields(o);
+  const entry = required(text(o, 'entry', ENTRY_ID, ENTRY_TEXT), 'entry');
+  return { ...fields, entry, at: epochMs(o, 'at') };
+}
+
+/** An entry whose answer was lost and which was not used (`POST /v1/void`). */
+export interface VoidBody {
+  credential: string;
+  entry: string;
+}
+
+export function voidBody(body: unknown): VoidBody {
+  const o = object(body, ['credential', 'entry']);
+  return {
+    credential: required(text(o, 'credential', NAME, 'a credential id'), 'credential'),
+    entry: required(text(o, 'entry', ENTRY_ID, ENTRY_TEXT), 'entry'),
   };
 }
 
@@ -123,7 +182,7 @@ const OUTCOMES = ['sent', 'never-sent', 'exhausted'] as const;
 export function reportBody(body: unknown): ReportBody {
   const o = object(body, REPORT_FIELDS);
   const credential = required(text(o, 'credential', NAME, 'a credential id'), 'credential');
-  const entry = required(text(o, 'entry', ENTRY_ID, '1 to 64 characters of A-Z a-z 0-9 _ . -'), 'entry');
+  const entry = required(text(o, 'entry', ENTRY_ID, ENTRY_TEXT), 'entry');
   const outcome = o['outcome'];
   if (!(OUTCOMES as readonly unknown[]).includes(outcome)) {
     throw new InvalidArgumentError('outcome', `must be one of ${OUTCOMES.join(', ')}`);
@@ -188,7 +247,7 @@ function epochMs(o: Record<string, unknown>, field: string): number {
 export function runBody(body: unknown, nowMs: number): RunBody {
   const o = object(body, RUN_FIELDS);
   const credential = required(text(o, 'credential', NAME, 'a credential id'), 'credential');
-  const id = required(text(o, 'id', ENTRY_ID, '1 to 64 characters of A-Z a-z 0-9 _ . -'), 'id');
+  const id = required(text(o, 'id', ENTRY_ID, ENTRY_TEXT), 'id');
   const job = checkJobName(required(o['job'], 'job'), 'job');
   const outcome = o['outcome'];
   if (!(JOB_OUTCOMES as readonly unknown[]).includes(outcome)) {

@@ -39,6 +39,11 @@ interface TokenEntry extends ApiClient {
 /** Who calls without a tokens file: only served on loopback. */
 export const LOCAL_CLIENT: ApiClient = { name: 'local', credentials: ['*'], tiers: TIERS, mayBlock: true };
 
+/** Whether the client's token may use the credential. */
+export function mayUse(client: ApiClient, credential: string): boolean {
+  return client.credentials.includes('*') || client.credentials.includes(credential);
+}
+
 const NAME = /^[A-Za-z0-9_.-]{1,40}$/;
 /** The stamp of a tokens file that cannot be looked at (removed, or its directory unreadable). */
 const MISSING = 'missing';

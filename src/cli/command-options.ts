@@ -44,6 +44,10 @@ export interface PlanOptions extends ConfigOptions {
   json?: boolean;
 }
 
+export interface ReconcileOptions extends ConfigOptions {
+  json?: boolean;
+}
+
 export interface RunOptions extends JobCommandOptions {
   http?: string | boolean;
   backfill: boolean;

@@ -15,6 +15,7 @@ import { register as drill } from './commands/drill.js';
 import { register as fetch } from './commands/fetch.js';
 import { register as history } from './commands/history.js';
 import { register as plan } from './commands/plan.js';
+import { register as reconcile } from './commands/reconcile.js';
 import { register as run } from './commands/run.js';
 import { register as search } from './commands/search.js';
 import { register as serve } from './commands/serve.js';
@@ -79,6 +80,7 @@ const COMMANDS: Record<string, (p: Command) => void> = {
   history,
   unblock,
   serve,
+  reconcile,
   completion,
   // What the completion scripts run as the shell completes (hidden).
   __complete: completionNames,

@@ -7,9 +7,15 @@
  * broken, so nothing that refers to it is reported again.
  */
 import { join } from 'node:path';
-import { isValidTimeZone } from '../calendar-day.js';
 import { getProfile, type MethodSpec, PROFILES, type QuotaProfile, toProfile } from '../profiles/profiles.js';
-import { DEFAULT_BACKFILL_HEADROOM, DEFAULT_RESERVE, DEFAULT_WINDOW, STORE_ENV } from './defaults.js';
+import { checkCron, checkTimeZone } from './cron.js';
+import {
+  DEFAULT_BACKFILL_HEADROOM,
+  DEFAULT_RECONCILE_CRON,
+  DEFAULT_RESERVE,
+  DEFAULT_WINDOW,
+  STORE_ENV,
+} from './defaults.js';
 import { parseDuration } from './duration.js';
 import type { Holey } from './lenient.js';
 import { byName, didYouMean, nameList, nameTable } from './names.js';
@@ -25,6 +31,7 @@ import type {
   CredentialConfig,
   Env,
   ExpectedSpendConfig,
+  ReconcileConfig,
   StoreConfig,
 } from './types.js';
 
@@ -84,7 +91,45 @@ export function resolveCore(
       openMaxCost: raw.storeDown.openMaxCost,
       sites: nameTable(Object.entries(raw.storeDown.sites)),
     },
+    reconcile: resolveReconcile(raw, credentials, problems, source),
     profiles,
+  };
+}
+
+/** The built-in reconcile schedule, which node-cron accepts (a test checks it). */
+const RECONCILE_CRONS: ReadonlySet<string> = new Set([DEFAULT_RECONCILE_CRON]);
+
+function resolveReconcile(
+  raw: CoreInput,
+  credentials: readonly CredentialConfig[],
+  problems: Problems,
+  source: string | undefined,
+): ReconcileConfig {
+  const r = raw.reconcile;
+  checkCron(r.schedule, ['reconcile', 'schedule'], problems, RECONCILE_CRONS);
+  const buckets = [...new Set(credentials.flatMap((c) => Object.keys(c.buckets)))];
+  for (const bucket of Object.keys(r.quotaMetrics)) {
+    if (!buckets.includes(bucket)) {
+      problems.add(
+        ['reconcile', 'quotaMetrics', bucket],
+        `unknown bucket '${bucket}'${didYouMean(bucket, buckets)} (the credentials' buckets: ${nameList(buckets)})`,
+        'QG_UNKNOWN_BUCKET',
+      );
+    }
+  }
+  const cron = r.schedule;
+  const timeZone = 'UTC';
+  return {
+    lagMs: r.lag,
+    schedule: { cron, timeZone },
+    ...(r.auth !== undefined ? { keyFile: absolutePath(r.auth.keyFile, configDir(source)) } : {}),
+    monitoring: {
+      baseUrl: r.monitoring.baseUrl.replace(/\/+$/, ''),
+      deadlineMs: r.monitoring.deadline,
+      maxResponseBytes: r.monitoring.maxResponseBytes,
+      ...(r.monitoring.metricType !== undefined ? { metricType: r.monitoring.metricType } : {}),
+    },
+    quotaMetrics: nameTable(Object.entries(r.quotaMetrics)),
   };
 }
 
@@ -112,8 +157,7 @@ function resolveCredential(
   const at = ['credentials', i] as const;
   // A profile's zone was checked with the profile (its schema; the built-in ones by a test).
   const timeZone = c.timeZone ?? profile.timeZone;
-  if (c.timeZone !== undefined && !isValidTimeZone(c.timeZone))
-    problems.add([...at, 'timeZone'], `unknown time zone '${c.timeZone}'${nearZone(c.timeZone)}`);
+  if (c.timeZone !== undefined) checkTimeZone(c.timeZone, [...at, 'timeZone'], problems);
 
   const bucketNames = Object.keys(profile.buckets);
   for (const name of Object.keys(c.buckets)) {
@@ -187,6 +231,7 @@ function resolveCredential(
     buckets,
     methods,
     budgets: [],
+    ...(c.project !== undefined ? { project: c.project } : {}),
   };
 }
 
@@ -194,12 +239,6 @@ function formatBucketPath(i: number, name: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(name)
     ? `credentials[${i}].buckets.${name}`
     : `credentials[${i}].buckets[${JSON.stringify(name)}]`;
-}
-
-/** ` (did you mean 'America/Los_Angeles'?)` for a misspelt IANA zone. */
-export function nearZone(zone: string): string {
-  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
-  return didYouMean(zone, zones);
 }
 
 function unknownMethod(m: string, cred: CredentialConfig): string {

@@ -9,7 +9,16 @@
 import * as z from 'zod/mini';
 import { profileSchema } from '../profiles/schema.js';
 import '../zod-mini.js';
-import { DEFAULT_API_KEY_ENV, DEFAULT_WINDOW, MAX_WINDOW_MS } from './defaults.js';
+import {
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_COUNT_DEADLINE_MS,
+  DEFAULT_COUNT_MAX_RESPONSE_BYTES,
+  DEFAULT_MONITORING_URL,
+  DEFAULT_RECONCILE_CRON,
+  DEFAULT_RECONCILE_LAG_MS,
+  DEFAULT_WINDOW,
+  MAX_WINDOW_MS,
+} from './defaults.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { type ConfigPart, PACKAGED_PART_KEYS } from './parts.js';
 import { TIERS } from './tiers.js';
@@ -115,6 +124,10 @@ const credential = z.strictObject({
   /** A built-in profile or one of `profiles`. */
   profile: z._default(id, 'youtube-2026'),
   timeZone: z.optional(z.string()),
+  /** The Google Cloud project the credential's key belongs to: what `reconcile` reads the count of. */
+  project: z.optional(
+    z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9.:_-]{0,99}$/, 'must be a Google Cloud project id')),
+  ),
   /** Defaults for every bucket of the credential. */
   window: z.optional(windowSpec),
   reserve: z.optional(amount),
@@ -167,6 +180,33 @@ export const coreShape = {
   /** Spending outside the configured jobs (people, scripts), counted by `plan`. */
   expected: z._default(z.array(expected), []),
   maxSleep: z._default(duration, 30_000),
+  /** Holding the ledger against the upstream's own count (`quota-guard reconcile`). */
+  reconcile: z.prefault(
+    z.strictObject({
+      /** Minutes younger than this are not compared yet (the upstream's count is late). */
+      lag: z._default(durationOrZero, DEFAULT_RECONCILE_LAG_MS),
+      /** When `run` and `serve` reconcile (cron, UTC). */
+      schedule: z._default(z.string(), DEFAULT_RECONCILE_CRON),
+      /** A service account's key file; omitted: Application Default Credentials. */
+      auth: z.optional(z.strictObject({ keyFile: z.string().check(z.minLength(1)) })),
+      monitoring: z.prefault(
+        z.strictObject({
+          baseUrl: z._default(
+            z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+            DEFAULT_MONITORING_URL,
+          ),
+          deadline: z._default(duration, DEFAULT_COUNT_DEADLINE_MS),
+          maxResponseBytes: z._default(positiveIntSchema, DEFAULT_COUNT_MAX_RESPONSE_BYTES),
+          /** Overrides the profile's `usageMetric`. */
+          metricType: z.optional(z.string().check(z.minLength(1))),
+        }),
+        {},
+      ),
+      /** Per bucket: the upstream's quota metric, over the profile's `upstreamNames.<bucket>.metric`. */
+      quotaMetrics: z._default(z.record(z.string(), z.string().check(z.minLength(1))), {}),
+    }),
+    {},
+  ),
   storeDown: z.prefault(
     z.strictObject({
       default: z._default(z.enum(['auto', 'open', 'closed']), 'auto'),

@@ -74,6 +74,27 @@ export interface CredentialConfig {
   methods: Record<string, MethodSpec>;
   /** Narrower budgets that apply to this credential. */
   budgets: readonly BudgetConfig[];
+  /** The Google Cloud project its key belongs to; `reconcile` reads the count of each one named. */
+  project?: string;
+}
+
+/** Holding the ledger against the upstream's own count (`quota-guard reconcile`). */
+export interface ReconcileConfig {
+  /** Minutes that ended less than this long ago are not compared yet. */
+  lagMs: number;
+  /** When `run` and `serve` reconcile. */
+  schedule: { cron: string; timeZone: string };
+  /** A service account's key file (absolute); undefined: Application Default Credentials. */
+  keyFile?: string;
+  monitoring: {
+    baseUrl: string;
+    deadlineMs: number;
+    maxResponseBytes: number;
+    /** Overrides each profile's `usageMetric`. */
+    metricType?: string;
+  };
+  /** Per bucket: the upstream's quota metric, over the profile's. */
+  quotaMetrics: Record<string, string>;
 }
 
 /** Calls per upstream day made outside the configured jobs (people, scripts); counted by `plan`. */
@@ -131,6 +152,7 @@ export interface Config {
   /** The longest Retry-After a job sleeps through before it stops instead. */
   maxSleepMs: number;
   storeDown: StoreDownConfig;
+  reconcile: ReconcileConfig;
   /** Every profile a credential may use: the built-in ones and the config's own `profiles`. */
   profiles: Readonly<Record<ProfileId, QuotaProfile>>;
   /**

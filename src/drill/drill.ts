@@ -18,14 +18,15 @@
  * the budget while the backfill ran (the backfill only took headroom).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openQuotaGuard } from '../quota-guard.js';
 import { startService } from '../scheduler/service.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import type { JobResult } from '../youtube/job-library/types.js';
-import { startSimulator } from '../youtube/simulator/index.js';
+import { type Simulator, startSimulator } from '../youtube/simulator/index.js';
+import { backfillEnd, watchBackfillRuns } from './backfill-runs.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
 import {
   CREDENTIAL,
@@ -39,7 +40,14 @@ import {
 import type { Day, DaySettings, DrillOptions, DrillReport, OpenParts } from './types.js';
 
 export { type DrillPace, drillPace, MAX_DRILL_CALLS_PER_SECOND, scaledHourSeconds } from './setup.js';
-export type { DrillBucket, DrillCheck, DrillOptions, DrillReport } from './types.js';
+export type {
+  BackfillEnd,
+  DrillBackfillRun,
+  DrillBucket,
+  DrillCheck,
+  DrillOptions,
+  DrillReport,
+} from './types.js';
 
 /** Run one compressed day and check it. Resolves with the report whether the checks pass or not. */
 export async function runDrill(options: DrillOptions = {}): Promise<DrillReport> {
@@ -49,19 +57,22 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   const open: OpenParts = { sim: undefined, service: undefined, ledger: undefined, timers: [] };
   try {
     const day = await startDay(s, options, dir, open);
+    const loadAtStart = loadavg()[0]!;
     const { sim: simulator, service: svc, ledger, setup, t0, dayMs } = day;
     const { config, credential, hourSeconds, backfillBucket } = setup;
     const burst = scheduleDisturbances(s, day, open.timers);
     const { curve, sample, sampler } = startCurve(day, open.timers);
     const report = reportProgress(s, day, open.timers);
 
-    // Stop just before the day ends, so nothing is spent on the next one. The ledger keeps two days
-    // and the simulator's totals are cumulative: both are read after.
+    // Stop just before the day ends, so nothing is spent on the next one: no new call starts, and
+    // the calls in flight finish (an abandoned one was recorded, but the simulator may never have
+    // charged it), so what the ledger recorded is what the simulator charged. The ledger keeps two
+    // days and the simulator's totals are cumulative: both are read after.
     const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
     await sleep(Math.max(0, stopAt - Date.now()));
     clearInterval(report);
     clearInterval(sampler);
-    await svc.scheduler.stop('end of the day');
+    await svc.scheduler.stop('end of the day', { finishInFlight: true });
     await burst();
     await sample();
 
@@ -72,11 +83,21 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const sum = (pred: (r: JobResult) => boolean) => results.filter(pred).reduce((n, r) => n + r.units, 0);
     const chargedUnits = simulator.charged({ project: PROJECT });
     const trending = trendingCompletion(config, credential, s.regions, day.serviceStartedAt, stopAt, results);
-    const fraction = (at: number | null) =>
-      at === null ? null : Math.round(((at - t0) / dayMs) * 1000) / 1000;
+    const fraction = (at: number | null) => (at === null ? null : day.fraction(at));
     const main = buckets[backfillBucket]!;
     const t = day.tally;
-    const checks = drillChecks({ t, trending, main, backfillBucket, chargedUnits, recordedUnits, fraction });
+    const backfillRuns = await day.backfillRuns();
+    const checks = drillChecks({
+      t,
+      trending,
+      main,
+      backfillBucket,
+      chargedUnits,
+      recordedUnits,
+      fraction,
+      backfillRuns,
+    });
+    const lifted = svc.guard.pacer.day(credential, t0 + 1).backfill.at(-1);
     return {
       ok: checks.every((c) => c.ok),
       store: ledger.kind,
@@ -109,8 +130,11 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       trendingRunsDone: trending.done,
       trendingRunsScheduled: trending.scheduled,
       curve,
+      backfillRuns,
+      lineLiftedAtDayFraction: fraction(lifted ?? null),
       buckets,
       checks,
+      loadAverage: { start: round2(loadAtStart), end: round2(loadavg()[0]!) },
       elapsedMs: Date.now() - started,
       ...(options.keep ? { workDir: dir } : {}),
     };
@@ -204,6 +228,14 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
   const t = tally();
   const counts = { skippedTicks: 0 };
   const nextResetAt = sim.nextResetAt();
+  const dayMs = daySeconds * 1000;
+  const fraction = (at: number) => Math.round(((at - t0) / dayMs) * 1000) / 1000;
+  const runs = watchBackfillRuns({
+    bucket: setup.backfillBucket,
+    fraction,
+    lastMs: nextResetAt - 1,
+    line: async (at) => open.service?.guard.pacingLine(CREDENTIAL, setup.backfillBucket, at),
+  });
   // The one opener, as `quota-guard run` opens it: the ledger, the guard and the run history.
   const qg = await openQuotaGuard(setup.config, {
     logger: quietLogger(),
@@ -213,10 +245,7 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
       nextReset: () => sim.nextResetAt(),
       // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
       // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
-      upstreamDay: () => {
-        const end = sim.nextResetAt();
-        return { start: end - daySeconds * 1000, end };
-      },
+      upstreamDay: (_zone, at) => simulatorDay(sim, dayMs, at),
     },
   });
   const ledger = qg.ledger;
@@ -224,6 +253,11 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
   const service = await startService({
     qg,
     onEvent: (e) => {
+      runs.on(e);
+      if (e.type === 'finish' && e.result.job === 'backfill')
+        progress(
+          `t=${((e.at - t0) / 1000).toFixed(2)}s: backfill ${e.result.outcome} (${backfillEnd(e.result, setup.backfillBucket)}), ${fmt(e.result.units)} units`,
+        );
       if (e.type !== 'skip') return;
       counts.skippedTicks++;
       progress(
@@ -244,12 +278,23 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     ledger,
     setup,
     t0,
-    dayMs: daySeconds * 1000,
+    dayMs,
+    fraction,
     nextResetAt,
     serviceStartedAt,
     tally: t,
     counts,
+    backfillRuns: runs.runs,
   };
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** The simulator's day around `at` (epoch ms): its days follow each other, `dayMs` long. */
+function simulatorDay(sim: Simulator, dayMs: number, at: number): { start: number; end: number } {
+  const next = sim.nextResetAt();
+  const end = next + Math.ceil((at + 1 - next) / dayMs) * dayMs;
+  return { start: end - dayMs, end };
 }
 
 /**

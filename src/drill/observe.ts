@@ -10,8 +10,9 @@ import { jobKind } from '../history/types.js';
 import type { YouTubeConfig } from '../youtube/config/types.js';
 import { trendingRuns } from '../youtube/cron-runs.js';
 import type { JobResult } from '../youtube/job-library/types.js';
+import { endsText } from './backfill-runs.js';
 import { fmt, PROJECT } from './setup.js';
-import type { Day, DrillBucket, DrillCheck, Tally, TrendingCompletion } from './types.js';
+import type { Day, DrillBackfillRun, DrillBucket, DrillCheck, Tally, TrendingCompletion } from './types.js';
 
 export function tally(): Tally & { on(e: GuardEvent): void } {
   const t: Tally & { on(e: GuardEvent): void } = {
@@ -155,8 +156,10 @@ export function drillChecks(f: {
   chargedUnits: number;
   recordedUnits: number;
   fraction: (at: number | null) => number | null;
+  backfillRuns: readonly DrillBackfillRun[];
 }): DrillCheck[] {
   const { t, trending, main, backfillBucket, chargedUnits, recordedUnits, fraction } = f;
+  const last = f.backfillRuns.at(-1);
   return [
     {
       name: 'trendingRunsCompleted',
@@ -166,7 +169,7 @@ export function drillChecks(f: {
     {
       name: 'utilisation',
       ok: main.utilisation >= 0.99,
-      detail: `${backfillBucket}: ${fmt(main.served)} units served of ${fmt(main.spendable)} spendable (${(main.utilisation * 100).toFixed(2)} %, target ≥ 99 %)`,
+      detail: `${backfillBucket}: ${fmt(main.served)} units served of ${fmt(main.spendable)} spendable (${(main.utilisation * 100).toFixed(2)} %, target ≥ 99 %); the backfill's runs ended by ${endsText(f.backfillRuns) || 'none'}${last ? `, the last at ${(last.to * 100).toFixed(1)} % of the day (${last.end})` : ''}`,
     },
     {
       name: 'upstreamQuotaExceeded',

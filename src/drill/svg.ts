@@ -1,14 +1,26 @@
 /**
  * The day's spend curve of a drill as a small standalone SVG (no library: a few polylines and
  * labels): the units the upstream counted on the backfill's bucket (someone else's spend included),
- * ours, the backfill's, and its pacing line, with the moment someone else spent and the moment the
- * upstream ran dry marked.
+ * ours, the backfill's, and its pacing line, with the moment someone else spent, the moment the
+ * upstream ran dry and the moment the line is lifted marked, and where each backfill run ended and
+ * why (its line, its ceiling, a budget, the upstream, the day's end).
  */
-import type { DrillReport } from './drill.js';
+import type { BackfillEnd, DrillReport } from './drill.js';
 
 const W = 720;
 const H = 360;
 const PAD = { left: 56, right: 16, top: 40, bottom: 44 };
+
+/** Each way a backfill run ends: its mark's letter and colour, and the legend's words. */
+const ENDS: Record<BackfillEnd, { letter: string; color: string; label: string }> = {
+  line: { letter: 'L', color: '#229954', label: 'its line' },
+  headroom: { letter: 'H', color: '#ca6f1e', label: 'its ceiling' },
+  budget: { letter: 'B', color: '#ca6f1e', label: 'a budget' },
+  upstream: { letter: 'U', color: '#7d3c98', label: 'upstream dry' },
+  'day-end': { letter: 'E', color: '#555', label: "day's end" },
+  done: { letter: 'D', color: '#555', label: 'nothing due' },
+  other: { letter: 'O', color: '#b03a2e', label: 'other' },
+};
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const fmt = (n: number) => new Intl.NumberFormat('en-US').format(n);
@@ -66,21 +78,43 @@ export function drillSvg(r: DrillReport): string {
   };
   mark(r.behindAtDayFraction, `someone else spends ${fmt(bucket.behind)}`, '#b03a2e', 12);
   mark(r.dryAtDayFraction, 'upstream dry', '#7d3c98', 26);
+  mark(r.lineLiftedAtDayFraction, 'line lifted', '#229954', 40);
   for (const s of series) {
     if (!s.points) continue;
     out.push(
       `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''} points="${s.points}"/>`,
     );
   }
+  // Where each backfill run ended, on the backfill's curve, lettered by why.
+  const ended = new Set<BackfillEnd>();
+  for (const run of r.backfillRuns) {
+    if (run.line === undefined) continue;
+    const e = ENDS[run.end];
+    ended.add(run.end);
+    const cx = x(run.to).toFixed(1);
+    const cy = y(run.line.spentToday);
+    out.push(
+      `<circle cx="${cx}" cy="${cy.toFixed(1)}" r="3" fill="${e.color}"><title>${esc(`backfill run ${(run.from * 100).toFixed(1)}–${(run.to * 100).toFixed(1)} % of the day, ${fmt(run.units)} units, ended by ${e.label}`)}</title></circle>`,
+      `<text x="${cx}" y="${(cy + 14).toFixed(1)}" text-anchor="middle" fill="${e.color}">${e.letter}</text>`,
+    );
+  }
+  // What the letters say, top left, below the marks' labels (nothing is drawn that high that early).
+  if (ended.size > 0)
+    out.push(
+      `<text x="${PAD.left + 8}" y="${PAD.top + 54}" fill="#555">${esc(
+        `a backfill run ended by: ${[...ended].map((k) => `${ENDS[k].letter} ${ENDS[k].label}`).join(', ')}`,
+      )}</text>`,
+    );
   // Legend, bottom right above the axis.
+  const lx = W - PAD.right - 250;
   series.forEach((s, i) => {
     const ly = H - PAD.bottom - 12 - (series.length - 1 - i) * 14;
-    const lx = W - PAD.right - 230;
     out.push(
       `<line x1="${lx}" x2="${lx + 20}" y1="${ly - 4}" y2="${ly - 4}" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`,
       `<text x="${lx + 26}" y="${ly}">${esc(s.label)}</text>`,
     );
   });
+
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }

@@ -1,5 +1,6 @@
 /** The drill's options and report, and the parts of a running drill that its modules share. */
 import type { CredentialConfig } from '../config/types.js';
+import type { JobOutcome } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
@@ -56,6 +57,32 @@ export interface DrillBucket {
   /** What we could spend: min(quota − reserve, quota − behind). */
   spendable: number;
   utilisation: number;
+}
+
+/**
+ * Why a backfill run ended: its pacing line (`line`), the bucket at the backfill's ceiling
+ * (`headroom`: the headroom, and what is held back for the day's scheduled runs), a narrower budget
+ * (`budget`), the upstream's quotaExceeded and the block after it (`upstream`), the drill's end of
+ * the day (`day-end`), nothing left due (`done`), anything else (`other`).
+ */
+export type BackfillEnd = 'line' | 'headroom' | 'budget' | 'upstream' | 'day-end' | 'done' | 'other';
+
+/** One backfill run of the day. Times are fractions of the day. */
+export interface DrillBackfillRun {
+  from: number;
+  to: number;
+  outcome: JobOutcome;
+  units: number;
+  end: BackfillEnd;
+  /** When its stop said it could resume. */
+  resumeAt?: number;
+  /** The line it ended with (the stop's message, or why it ended otherwise). */
+  reason?: string;
+  /**
+   * The pacing line as it ended: the backfill's spend today, what its line allowed by then, its
+   * allowance for the day, and the units left below its ceiling on the bucket.
+   */
+  line?: { spentToday: number; allowed: number | null; allowance: number; belowCeiling: number };
 }
 
 export interface DrillCheck {
@@ -115,8 +142,14 @@ export interface DrillReport {
    * (someone else's included), ours, the backfill's, and what its pacing line allowed by then.
    */
   curve: Array<{ f: number; used: number; ours: number; backfill: number | null; line: number | null }>;
+  /** Each backfill run, and why it ended. */
+  backfillRuns: DrillBackfillRun[];
+  /** When the backfill's line is lifted (the day's last backfill run), as a fraction of the day. */
+  lineLiftedAtDayFraction: number | null;
   buckets: Record<string, DrillBucket>;
   checks: DrillCheck[];
+  /** The machine's 1-minute load average as the day started and as it ended (a busy machine falls behind the line). */
+  loadAverage: { start: number; end: number };
   elapsedMs: number;
   /** The ledger and cache files, when kept (`keep`). */
   workDir?: string;
@@ -175,10 +208,13 @@ export interface Day {
   /** The start of the simulator's day (its clock). */
   t0: number;
   dayMs: number;
+  /** A moment as a fraction of the day (3 decimals). */
+  fraction: (at: number) => number;
   nextResetAt: number;
   serviceStartedAt: number;
   tally: Tally;
   counts: { skippedTicks: number };
+  backfillRuns: () => Promise<DrillBackfillRun[]>;
 }
 
 export interface TrendingCompletion {

@@ -5,9 +5,12 @@
  */
 import type { Decision } from '../ledger/types.js';
 import type { SpendBudget } from './keys.js';
-import { backfillDayKey, type PacingLine } from './pacing.js';
+import { type BackfillPacer, backfillDayKey, type PacingLine } from './pacing.js';
 import type { SpendBase } from './resolve.js';
 import type { SpendOutcome } from './types.js';
+
+/** What the backfill's denials wait for: the need held back to drop, the line to rise. */
+type PaceWaits = Pick<BackfillPacer, 'untilNeedDrops' | 'untilLineAllows'>;
 
 /**
  * A backfill spend: the bucket's limit becomes the backfill's ceiling less the scheduled need, and
@@ -19,7 +22,7 @@ export function paceBackfill(
   line: PacingLine,
   cost: number,
   base: SpendBase,
-  untilNeedDrops: (line: PacingLine) => number,
+  waits: PaceWaits,
 ): SpendOutcome | undefined {
   const bucket = budgets[0]!;
   const dayLimit = line.allowed ?? Number.MAX_SAFE_INTEGER;
@@ -36,12 +39,16 @@ export function paceBackfill(
   if (line.blockedUntil !== undefined) return undefined;
   if (line.ceiling < cost) {
     // Held back for the scheduled runs: it frees as they start.
-    return denied(bucket.name, line.ceiling - line.used, untilNeedDrops(line));
+    return denied(bucket.name, line.ceiling - line.used, waits.untilNeedDrops(line));
   }
   // A full bucket is the bucket's denial (the ledger says when it frees), not the line's.
   const full = line.used + cost > line.ceiling;
   if (!full && line.spentToday + cost > dayLimit)
-    return denied(`${bucket.name} backfill pace`, dayLimit - line.spentToday, paceWait(line, cost));
+    return denied(
+      `${bucket.name} backfill pace`,
+      dayLimit - line.spentToday,
+      waits.untilLineAllows(line, cost),
+    );
   bucket.limit = line.ceiling;
   budgets.push({
     key: backfillDayKey(line.credential, line.bucket, line.dayStart),
@@ -59,7 +66,7 @@ export function fromDecision(
   budgets: SpendBudget[],
   d: Decision,
   line: PacingLine | undefined,
-  untilNeedDrops: (line: PacingLine) => number,
+  waits: PaceWaits,
 ): SpendOutcome {
   if (d.allowed)
     return {
@@ -80,8 +87,8 @@ export function fromDecision(
   // The pacing line rises with time; its entries do not age out within the day. The scheduled
   // need held back from the backfill shrinks as the runs start.
   if (d.blockedUntil === undefined && line) {
-    if (limiter?.role === 'backfill-day') retryAfterMs = Math.max(1, Math.ceil(paceWait(line, base.cost)));
-    else if (limiter?.role === 'bucket') retryAfterMs = Math.min(retryAfterMs, untilNeedDrops(line));
+    if (limiter?.role === 'backfill-day') retryAfterMs = waits.untilLineAllows(line, base.cost);
+    else if (limiter?.role === 'bucket') retryAfterMs = Math.min(retryAfterMs, waits.untilNeedDrops(line));
   }
   return {
     ...base,
@@ -95,13 +102,4 @@ export function fromDecision(
     decision: d,
     at: d.at,
   };
-}
-
-/** ms until the pacing line allows `cost` more units (or until it is lifted at day's end). */
-function paceWait(line: PacingLine, cost: number): number {
-  const toBurst = Math.max(1, line.burstFrom - line.at);
-  const rate = (line.allowance * (1 - line.holdBack)) / Math.max(1, line.burstFrom - line.dayStart);
-  const short = line.spentToday + cost - (line.allowed ?? 0);
-  if (rate <= 0 || short <= 0) return toBurst;
-  return Math.min(toBurst, short / rate);
 }

@@ -223,7 +223,7 @@ export class Guard {
     try {
       if (tierSpec(tier)?.paced) {
         line = await this.pacer.line(this.ledger, credential, bucket, now);
-        const early = paceBackfill(budgets, line, cost, base, this.#untilNeedDrops);
+        const early = paceBackfill(budgets, line, cost, base, this.pacer);
         if (early) {
           this.#stats.denied++;
           this.#emit({ type: 'spend', outcome: early });
@@ -249,23 +249,13 @@ export class Guard {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
       return storeDownOutcome(this.#storeDown, base, args, e);
     }
-    const outcome = fromDecision(base, budgets, d, line, this.#untilNeedDrops);
+    const outcome = fromDecision(base, budgets, d, line, this.pacer);
     if (d.replayed) outcome.replayed = true;
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
     this.#emit({ type: 'spend', outcome });
     return outcome;
   }
-
-  /** ms until the next scheduled run on the line's bucket no longer counts as need. */
-  readonly #untilNeedDrops = (line: PacingLine): number => {
-    const credential = this.config.credential(line.credential);
-    const day = this.pacer.day(credential, line.at);
-    const runs = day.scheduled.get(line.bucket) ?? [];
-    const grace = this.config.maxSleepMs;
-    const next = runs.find((r) => r.at + grace > line.at);
-    return next ? next.at + grace - line.at + 1 : Math.max(1, line.dayEnd - line.at);
-  };
 
   /**
    * Spend, sleeping and retrying while the Retry-After is at most `maxSleepMs` (the config's

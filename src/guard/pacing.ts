@@ -3,7 +3,7 @@
  *
  * - **Scheduled need** (dynamic headroom): the units today's remaining scheduled runs will spend on a
  *   bucket. The guard does not know the schedules: whoever runs them passes a `ScheduledNeed` (the
- *   YouTube application's is `scheduledNeed(config)` in src/cron-runs.ts: each region's trending runs,
+ *   YouTube application's is `scheduledNeed(config)` in src/youtube/cron-runs.ts: each region's trending runs,
  *   staggered, × the pages they fetch × the cost of `videos.list`, the computation `plan` makes).
  *   Without one, nothing is scheduled and the backfill's line is lifted only at midnight. The
  *   backfill's ceiling on the bucket is then
@@ -12,12 +12,18 @@
  * paced is `config.pacing` (the YouTube application sets it from its `backfill:` section).
  *
  * - **Pacing** (`backfill.pace: day`): the backfill's allowance for the day is what it has spent
- *   today plus what is left under its ceiling now; by a fraction f of the time from the start of the
- *   day to its last backfill run it may have spent at most f of that allowance (its fair share of
- *   what is left for the time that is left, recomputed at every spend). Where the backfill shares its bucket with scheduled runs, a tenth of the
- *   allowance is held back as well, so that someone spending the key unseen empties it after the
- *   day's scheduled runs, not before them. At the day's last backfill run the line is lifted: use it
- *   or lose it (the scheduled need is still held back).
+ *   today plus what will be left under its own ceiling once the rest of today's scheduled runs have
+ *   spent their need; by a fraction f of the time from the start of the day to its last backfill run
+ *   it may have spent at most f of that allowance (its fair share of what is left for the time that
+ *   is left, recomputed at every spend). The need is counted in the allowance, not only in the
+ *   ceiling, so a scheduled run spending what was held back for it leaves the line where it was
+ *   (once its need stops counting, `maxSleep` after its start; a denial meanwhile waits for that).
+ *   Counted only in the ceiling, each trending page would lower the line, and a backfill on its
+ *   line would find itself above it by more than it may sleep, and stop: after the day's last
+ *   backfill tick, for the rest of the day. Where the backfill shares its bucket with scheduled
+ *   runs, a tenth of the allowance is held back as well, so that someone spending the key unseen
+ *   empties it after the day's scheduled runs, not before them. At the day's last backfill run the
+ *   line is lifted: use it or lose it (the scheduled need is still held back).
  *
  * The day's backfill spend is counted in a log of its own, `qg:{<credential>}:<bucket>:backfill:<day>`,
  * spent in the same atomic call as the bucket with the line as its limit.
@@ -95,7 +101,10 @@ export interface PacingLine {
   blockedUntil?: number;
   /** Units the backfill spent on the bucket today. */
   spentToday: number;
-  /** spentToday + what is left under the ceiling now: the most the backfill can spend today. */
+  /**
+   * spentToday + what will be left under the backfill's own ceiling once today's remaining scheduled
+   * runs have spent their need: the most the backfill can spend today.
+   */
   allowance: number;
   /** The share of the allowance held back until `burstFrom`. */
   holdBack: number;
@@ -179,6 +188,51 @@ export class BackfillPacer {
     return { units, runs: n, lastRunAt: runs.at(-1)?.at, day };
   }
 
+  /** ms from the line's moment until the next scheduled run on its bucket no longer counts as need. */
+  untilNeedDrops(line: PacingLine): number {
+    const next = this.#needDrops(line)[0];
+    return next !== undefined ? next.at - line.at : Math.max(1, line.dayEnd - line.at);
+  }
+
+  /**
+   * ms from the line's moment until it allows `cost` more units, if nothing else is spent meanwhile:
+   * it rises with the time and, as the day's scheduled runs start, by the need it stops holding back
+   * (a run that spent quickly leaves the line low only until its need drops). At most until the line
+   * is lifted.
+   */
+  untilLineAllows(line: PacingLine, cost: number): number {
+    const toBurst = Math.max(1, line.burstFrom - line.at);
+    const bucket = this.#config.credential(line.credential).buckets[line.bucket];
+    if (bucket === undefined) return toBurst;
+    const target = line.spentToday + cost;
+    const span = Math.max(1, line.burstFrom - line.dayStart);
+    let need = line.scheduledNeed;
+    let from = line.at;
+    for (const drop of [...this.#needDrops(line), { at: line.burstFrom, units: 0 }]) {
+      const until = Math.min(drop.at, line.burstFrom);
+      const allowance = line.spentToday + Math.max(0, bucket.ceilings.backfill - need - line.used);
+      const perMs = (allowance * (1 - line.holdBack)) / span;
+      if (perMs > 0) {
+        // The first ms at which floor(allowance × f × (1 − holdBack)) reaches the target.
+        const when = Math.max(from, line.dayStart + Math.ceil(target / perMs));
+        if (when < until) return Math.max(1, when - line.at);
+      }
+      if (until >= line.burstFrom) break;
+      need -= drop.units;
+      from = until;
+    }
+    return toBurst;
+  }
+
+  /** When each run still counted in the line's need stops counting (its start + the grace + 1 ms). */
+  #needDrops(line: PacingLine): ScheduledSpend[] {
+    if (!(this.#config.pacing ?? DEFAULT_PACING).holdScheduled) return [];
+    const credential = this.#config.credential(line.credential);
+    const runs = this.day(credential, line.at).scheduled.get(line.bucket) ?? [];
+    const grace = this.#config.maxSleepMs;
+    return runs.filter((r) => r.at + grace >= line.at).map((r) => ({ at: r.at + grace + 1, units: r.units }));
+  }
+
   /** The backfill's ceiling on the bucket now, without reading the ledger. */
   ceiling(credential: CredentialConfig, bucket: BucketConfig, nowMs: number): number {
     const need = this.scheduledNeed(credential, bucket, nowMs).units;
@@ -206,7 +260,8 @@ export class BackfillPacer {
     const shared = need.lastRunAt !== undefined;
     // Lifted at the day's last backfill run (none today: never): what it leaves is lost at midnight.
     const burstFrom = day.backfill.at(-1) ?? day.end;
-    const allowance = daySnap.used + Math.max(0, ceiling - bucketSnap.used);
+    // Never more than the ceiling leaves now (cb − need ≤ min(cb, cs − need)).
+    const allowance = daySnap.used + Math.max(0, pacedCeiling(bucket) - need.units - bucketSnap.used);
     const pace = (this.#config.pacing ?? DEFAULT_PACING).mode;
     const p: PacingLine = {
       credential: credential.id,

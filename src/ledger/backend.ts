@@ -3,7 +3,18 @@
  * error) lives in `ledger.ts` above the backends; a backend receives validated input only.
  */
 import { randomBytes } from 'node:crypto';
-import type { Budget, Decision, LedgerKind, Settlement, Snapshot, SpendEntry } from './types.js';
+import type {
+  Budget,
+  Decision,
+  EntryBudget,
+  LedgerKind,
+  MinuteUnits,
+  RecordResult,
+  Settlement,
+  Snapshot,
+  SpendEntry,
+  VoidResult,
+} from './types.js';
 
 export interface BackendSpend {
   budgets: Budget[];
@@ -13,6 +24,22 @@ export interface BackendSpend {
   id: string;
   /** A caller's entry (its id is the nonce of `id`): remembered with the decision. */
   entry?: SpendEntry;
+}
+
+/** A checked `record`: `id` is the entry's log member, `at` the caller's time (not yet clamped). */
+export interface BackendRecord {
+  budgets: EntryBudget[];
+  cost: number;
+  tag: string;
+  id: string;
+  entry: SpendEntry;
+  at: number;
+  replace: boolean;
+}
+
+export interface BackendVoid {
+  entry: Pick<SpendEntry, 'key' | 'id'>;
+  budgets: EntryBudget[];
 }
 
 export interface LedgerBackend {
@@ -27,12 +54,18 @@ export interface LedgerBackend {
   unblock(key: string): Promise<void>;
   freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]>;
   recallEntry(key: string): Promise<string | undefined>;
+  record(req: BackendRecord): Promise<RecordResult>;
+  void(req: BackendVoid): Promise<VoidResult>;
+  perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Keys expire this long after the window of their newest entry ends. */
 export const EXPIRY_SLACK_MS = 1000;
+
+/** Entries whose tag starts with this are spend the ledger did not see (reconcile's): `perMinute` splits them out. */
+export const OUTSIDE_TAG_PREFIX = 'outside:';
 
 /** Entry ids: a random per-process prefix and a counter, so ids are unique across processes. */
 export function idFactory(): (cost: number, tag: string) => string {

@@ -10,19 +10,28 @@ import type {
   Decision,
   Ledger,
   LedgerKind,
+  MinuteUnits,
   PeekRequest,
+  PerMinuteRequest,
+  RecordRequest,
+  RecordResult,
   Settlement,
   Snapshot,
   SpendRequest,
   UnsettledSpend,
+  VoidRequest,
+  VoidResult,
 } from './types.js';
 import {
   validateBlock,
   validateFreesUpIn,
   validateKey,
   validatePeek,
+  validatePerMinute,
+  validateRecord,
   validateRefund,
   validateSpend,
+  validateVoid,
 } from './validate.js';
 
 export class CheckedLedger implements Ledger {
@@ -86,6 +95,20 @@ export class CheckedLedger implements Ledger {
 
   async recallEntry(key: string): Promise<string | undefined> {
     return this.#backend.recallEntry(validateKey('key', key));
+  }
+
+  async record(req: RecordRequest): Promise<RecordResult> {
+    const r = validateRecord(req);
+    return this.#backend.record({ ...r, id: `${r.entry.id}:${r.cost}:${r.tag}` });
+  }
+
+  async void(req: VoidRequest): Promise<VoidResult> {
+    return this.#backend.void(validateVoid(req));
+  }
+
+  async perMinute(req: PerMinuteRequest): Promise<MinuteUnits[]> {
+    const r = validatePerMinute(req);
+    return this.#backend.perMinute(r.key, r.windowMs, r.fromMs, r.toMs);
   }
 
   async ping(): Promise<void> {

@@ -9,16 +9,19 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
 import { mapRedisError, mayStillRun, openRedisConnection, type RedisConnection } from '../redis/index.js';
-import type { BackendSpend, LedgerBackend } from './backend.js';
+import type { BackendRecord, BackendSpend, BackendVoid, LedgerBackend } from './backend.js';
 import { CrossSlotError } from './errors.js';
 import { type LedgerScripts, registerScripts } from './scripts.js';
 import type {
   Decision,
   LedgerKind,
+  MinuteUnits,
   OpenLedgerOptions,
+  RecordResult,
   Settlement,
   Snapshot,
   UnsettledSpend,
+  VoidResult,
 } from './types.js';
 
 /** At most this many spends share one socket write (see RedisBackend.#holdWrites). */
@@ -116,11 +119,16 @@ class RedisBackend implements LedgerBackend {
       spendFailed(e, req, this.#conn.where);
     }
     if (acked >= replicas) return d;
-    const err = new StoreUnavailableError(
-      `Redis ledger at ${this.#conn.where}: spend held by ${acked} of ${replicas} replica${replicas === 1 ? '' : 's'} after ${timeoutMs} ms (store.waitReplicas)`,
-    );
+    const err = this.#notHeld('spend', acked);
     err.unsettled = unsettledOf(req);
     throw err;
+  }
+
+  #notHeld(what: string, acked: number): StoreUnavailableError {
+    const { replicas, timeoutMs } = this.#wait!;
+    return new StoreUnavailableError(
+      `Redis ledger at ${this.#conn.where}: ${what} held by ${acked} of ${replicas} replica${replicas === 1 ? '' : 's'} after ${timeoutMs} ms (store.waitReplicas)`,
+    );
   }
 
   /**
@@ -184,6 +192,35 @@ class RedisBackend implements LedgerBackend {
 
   recallEntry(key: string): Promise<string | undefined> {
     return this.#conn.call('recallEntry', () => this.#scripts.recallEntry(key));
+  }
+
+  async record(req: BackendRecord): Promise<RecordResult> {
+    this.#checkSlots(req.budgets.map((b) => b.key));
+    const r = await this.#conn.call('record', () => this.#scripts.record(req));
+    return r.outcome === 'recorded' ? this.#replicated('record', r) : r;
+  }
+
+  async void(req: BackendVoid): Promise<VoidResult> {
+    this.#checkSlots(req.budgets.map((b) => b.key));
+    const r = await this.#conn.call('void', () => this.#scripts.void(req));
+    return r.outcome === 'none' ? r : this.#replicated('void', r);
+  }
+
+  /**
+   * With `store.waitReplicas`, a record or a void counts only once enough replicas hold it (as a
+   * spend, #durable): otherwise it fails as the store being unavailable, and its caller (a journal)
+   * sends it again later, which changes nothing if it did hold.
+   */
+  async #replicated<T>(what: string, result: T): Promise<T> {
+    if (!this.#wait) return result;
+    const { replicas, timeoutMs } = this.#wait;
+    const acked = await this.#conn.call(what, () => (this.#client as Redis).wait(replicas, timeoutMs));
+    if (acked >= replicas) return result;
+    throw this.#notHeld(what, acked);
+  }
+
+  perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]> {
+    return this.#conn.call('perMinute', () => this.#scripts.perMinute(key, windowMs, fromMs, toMs));
   }
 
   async ping(): Promise<void> {

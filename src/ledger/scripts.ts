@@ -9,9 +9,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Cluster, Command, type Redis } from 'ioredis';
 import { QuotaGuardError } from '../errors.js';
-import type { BackendSpend } from './backend.js';
+import type { BackendRecord, BackendSpend, BackendVoid } from './backend.js';
 import { LedgerCode, ledgerFailure } from './codes.js';
-import type { Decision, Snapshot, SpendEntry } from './types.js';
+import { decisionOf } from './remembered.js';
+import type { Decision, MinuteUnits, RecordResult, Snapshot, SpendEntry, VoidResult } from './types.js';
 
 /** `lua/` next to `src/` and `dist/` alike. */
 export const LUA_DIR = fileURLToPath(new URL('../../lua/', import.meta.url));
@@ -79,7 +80,17 @@ let cached: LoadedScript[] | undefined;
 
 type ScriptReply = number | string | Array<number | string | null>;
 type ScriptArg = string | number;
-type ScriptName = 'spend' | 'refund' | 'peek-2' | 'frees-2' | 'block-1' | 'unblock-1' | 'record-run';
+type ScriptName =
+  | 'spend'
+  | 'refund'
+  | 'peek-2'
+  | 'frees-2'
+  | 'block-1'
+  | 'unblock-1'
+  | 'record-run'
+  | 'record'
+  | 'void'
+  | 'per-minute-2';
 
 const UTF8 = { replyEncoding: 'utf8' } as const;
 
@@ -178,6 +189,9 @@ export class LedgerScripts {
   readonly #block: ScriptCaller;
   readonly #unblock: ScriptCaller;
   readonly #recordRun: ScriptCaller;
+  readonly #record: ScriptCaller;
+  readonly #void: ScriptCaller;
+  readonly #perMinute: ScriptCaller;
   readonly #prefix: string;
   readonly #keyCache = new Map<string, { log: string; meta: string }>();
 
@@ -196,6 +210,9 @@ export class LedgerScripts {
     this.#block = caller('block-1');
     this.#unblock = caller('unblock-1');
     this.#recordRun = caller('record-run');
+    this.#record = caller('record');
+    this.#void = caller('void');
+    this.#perMinute = caller('per-minute-2');
     this.#prefix = prefix;
     this.#client = client;
   }
@@ -286,42 +303,65 @@ export class LedgerScripts {
   }
 
   #decision(req: BackendSpend, budgetKeys: string[], reply: ScriptReply): Decision {
-    const r = asArray(reply, 'spend');
-    const replayed = Number(r[0]) >= 2;
-    const code = replayed ? Number(r[0]) - 2 : Number(r[0]);
-    if (code === 1) {
-      return {
-        allowed: true,
-        retryAfterMs: 0,
-        remaining: Number(r[1]),
-        id: req.id,
-        keys: budgetKeys,
-        cost: req.cost,
-        at: Number(r[2]),
-        ...(replayed ? { replayed: true as const } : {}),
-      };
+    const r = asArray(reply, 'spend').map(Number);
+    const replayed = r[0]! >= 2;
+    if (replayed) r[0] = r[0]! - 2;
+    if (r[0] === 1 || r[0] === 0) {
+      return decisionOf(r, { id: req.id, keys: budgetKeys, cost: req.cost }, replayed);
     }
-    if (code === 0) {
-      const blockedUntil = Number(r[4]);
-      const d: Decision = {
-        allowed: false,
-        retryAfterMs: Number(r[1]),
-        remaining: Number(r[2]),
-        limitedBy: budgetKeys[Number(r[3]) - 1]!,
-        keys: budgetKeys,
-        cost: req.cost,
-        at: Number(r[5]),
-      };
-      if (blockedUntil > 0) d.blockedUntil = blockedUntil;
-      if (replayed) d.replayed = true;
-      return d;
-    }
+    this.#entryFailure(r, req.budgets, req.entry);
+  }
+
+  /** A negative code from a script call with an entry and budgets: the typed error. */
+  #entryFailure(
+    r: readonly number[],
+    budgets: ReadonlyArray<{ key: string; windowMs: number }>,
+    entry: Pick<SpendEntry, 'key' | 'id'> | undefined,
+  ): never {
+    const code = r[0]!;
     if (code === LedgerCode.EntryConflict || code === LedgerCode.EntryUnknown) {
-      throw ledgerFailure({ code, key: req.entry?.key ?? '', ...(req.entry ? { entry: req.entry.id } : {}) });
+      throw ledgerFailure({ code, key: entry?.key ?? '', ...(entry ? { entry: entry.id } : {}) });
     }
-    const i = Number(r[1]) - 1;
-    const b = req.budgets[i] ?? req.budgets[0]!;
-    fail([r[0] ?? null, r[2] ?? null], b.key, `budgets[${Math.max(0, i)}].windowMs`, b.windowMs);
+    if (code === LedgerCode.Corrupt && r[1] === 0 && entry) fail([code], entry.key);
+    const i = r[1]! - 1;
+    const b = budgets[i] ?? budgets[0]!;
+    fail([code, r[2] ?? null], b.key, `budgets[${Math.max(0, i)}].windowMs`, b.windowMs);
+  }
+
+  /** KEYS (log, meta per budget, then the entry key) of a record or a void. */
+  #entryKeys(budgets: ReadonlyArray<{ key: string }>, entry: { key: string }): string[] {
+    return [...this.spendKeys(budgets.map((b) => b.key)), this.#prefix + entry.key];
+  }
+
+  async record(req: BackendRecord): Promise<RecordResult> {
+    const keys = this.#entryKeys(req.budgets, req.entry);
+    const argv: ScriptArg[] = [req.id, req.cost, req.at, req.replace ? '1' : '0', req.entry.request];
+    for (const b of req.budgets) argv.push(b.windowMs);
+    const r = asArray(await this.#record.call(keys, ...argv), 'record').map(Number);
+    const outcome = (['recorded', 'replayed', 'dropped'] as const)[r[0]! - 1];
+    if (!outcome) this.#entryFailure(r, req.budgets, req.entry);
+    const at = outcome === 'dropped' ? req.at : r[1]!;
+    return { outcome, at, keys: req.budgets.map((b) => b.key), cost: req.cost, id: req.id };
+  }
+
+  async void(req: BackendVoid): Promise<VoidResult> {
+    const keys = this.#entryKeys(req.budgets, req.entry);
+    const longest = Math.max(...req.budgets.map((b) => b.windowMs));
+    const r = asArray(await this.#void.call(keys, req.entry.id, longest), 'void').map(Number);
+    const outcome = (['none', 'refunded', 'voided'] as const)[r[0]!];
+    if (!outcome) this.#entryFailure(r, req.budgets, req.entry);
+    return { outcome, cost: outcome === 'refunded' ? r[1]! : 0 };
+  }
+
+  async perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]> {
+    const ik = this.#internal(key);
+    const r = asArray(await this.#perMinute.call([ik.log, ik.meta], windowMs, fromMs, toMs), 'per-minute');
+    if (Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
+    const out: MinuteUnits[] = [];
+    for (let i = 1; i + 2 < r.length; i += 3) {
+      out.push({ minute: Number(r[i]), own: Number(r[i + 1]), outside: Number(r[i + 2]) });
+    }
+    return out;
   }
 
   async refund(keys: readonly string[], id: string): Promise<number> {

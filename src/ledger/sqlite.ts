@@ -7,25 +7,46 @@
  *   wait for the lock instead of failing at once. A lock not obtained in time is StoreUnavailable.
  * - The clock is the host's (`Date.now`, or the `now` option in tests): one host, one clock. A step
  *   of it (NTP correcting a wrong clock) is detected against the monotonic clock and every stored
- *   time moved by the step, so windows stay measured in real time (clock.ts).
+ *   time moved by the step, so windows stay measured in real time (clock.ts), but for the times a
+ *   caller gave `record`.
  * - Same data model as Redis: one row per call with its cost, a running total per key, expired rows
  *   pruned (their cost subtracted) only when the oldest one has left the window.
- * See docs/sqlite.md for the pragmas and why.
+ * The tables and statements are sqlite-schema.ts's; docs/sqlite.md has the pragmas and why.
  */
 import type Database from 'better-sqlite3';
-import { QuotaGuardError } from '../errors.js';
+import { closeStore, openStore, type StoreLabel, storeFailure } from '../sqlite/index.js';
 import {
-  closeStore,
-  openStore,
-  STORES,
-  type StoreFormat,
-  type StoreLabel,
-  storeFailure,
-} from '../sqlite/index.js';
-import { type BackendSpend, EXPIRY_SLACK_MS, type LedgerBackend, timeUntilUsedAtMost } from './backend.js';
+  type BackendRecord,
+  type BackendSpend,
+  type BackendVoid,
+  EXPIRY_SLACK_MS,
+  type LedgerBackend,
+  timeUntilUsedAtMost,
+} from './backend.js';
 import { BOOT_ID, type ClockMark, type ClockStep, clockStep, countClockStep, monotonicMs } from './clock.js';
 import { LedgerCode, ledgerFailure } from './codes.js';
-import type { Decision, Snapshot } from './types.js';
+import {
+  decisionOf,
+  parseRemembered,
+  rememberDecision,
+  remembered,
+  rememberRecord,
+  rememberVoid,
+  VOID_MARK,
+} from './remembered.js';
+import {
+  type BudgetRow,
+  LEDGER_FORMAT,
+  type LedgerStatements,
+  ledgerStatements,
+  RECORDED_SCHEMA,
+  type RecordedStatements,
+  type RememberedEntry,
+  recordedStatements,
+} from './sqlite-schema.js';
+import type { Decision, MinuteUnits, RecordResult, Snapshot, VoidResult } from './types.js';
+
+export { ENTRY_SQL, LEDGER_FORMAT, type RememberedEntry } from './sqlite-schema.js';
 
 /** Idle keys (past their expiry) are deleted at most this often. */
 const SWEEP_EVERY_MS = 60_000;
@@ -51,94 +72,6 @@ export interface SqliteLedgerOptions {
   /** With `create: false`: the command changes an existing ledger (see OpenStoreOptions.writes). */
   writes?: boolean;
 }
-
-interface BudgetRow {
-  window_ms: number | null;
-  total: number;
-  /** A lower bound of the oldest entry's `at` (exact after a prune). */
-  oldest_at: number;
-  blocked_until: number;
-  blocked_reason: string | null;
-  expires_at: number;
-}
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS qg_budget (
-  key            TEXT PRIMARY KEY,
-  window_ms      INTEGER,
-  total          INTEGER NOT NULL DEFAULT 0,
-  oldest_at      INTEGER NOT NULL DEFAULT 0,
-  blocked_until  INTEGER NOT NULL DEFAULT 0,
-  blocked_reason TEXT,
-  expires_at     INTEGER NOT NULL
-) STRICT;
-CREATE TABLE IF NOT EXISTS qg_entry (
-  key  TEXT NOT NULL,
-  at   INTEGER NOT NULL,
-  id   TEXT NOT NULL,
-  cost INTEGER NOT NULL,
-  tag  TEXT NOT NULL,
-  PRIMARY KEY (key, at, id)
-) STRICT, WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS qg_entry_id ON qg_entry (id);
-`;
-
-/** An entry as `qg_spend_entry` remembers it: its first answer and its request. */
-export interface RememberedEntry {
-  remembered: string;
-  request: string;
-}
-
-/**
- * Reading and writing `qg_spend_entry` (key, now / key, remembered, request, expiry): the spends'
- * entries here, and the run history's run ids (src/history/sqlite.ts) in the same table.
- */
-export const ENTRY_SQL = {
-  get: 'SELECT remembered, request FROM qg_spend_entry WHERE key = ? AND expires_at > ?',
-  put: `INSERT INTO qg_spend_entry (key, remembered, request, expires_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET remembered = excluded.remembered, request = excluded.request,
-         expires_at = excluded.expires_at`,
-} as const;
-
-/** Version 2: the clocks of the last decision, to detect steps of the wall clock (clock.ts). */
-const CLOCK_SCHEMA = `
-CREATE TABLE IF NOT EXISTS qg_clock (
-  id   INTEGER PRIMARY KEY CHECK (id = 1),
-  wall INTEGER NOT NULL,
-  mono REAL NOT NULL,
-  boot TEXT NOT NULL
-) STRICT;
-`;
-
-/**
- * Version 3: spends' entries chosen by the caller, each with its first decision (`remembered`:
- * the Lua script's reply, comma-separated) and its request, until one longest window has passed.
- */
-const ENTRY_SCHEMA = `
-CREATE TABLE IF NOT EXISTS qg_spend_entry (
-  key        TEXT PRIMARY KEY,
-  remembered TEXT NOT NULL,
-  request    TEXT NOT NULL,
-  expires_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX IF NOT EXISTS qg_spend_entry_expiry ON qg_spend_entry (expires_at);
-`;
-
-/**
- * Version 4: the run history's `client` (the decision API's token that recorded a run), added to
- * its table where the history has created it already (src/history/sqlite.ts creates it with the column).
- */
-function runClientColumn(db: Database.Database): void {
-  const columns = db.prepare<[], string>("SELECT name FROM pragma_table_info('qg_run')").pluck().all();
-  if (columns.length > 0 && !columns.includes('client')) db.exec('ALTER TABLE qg_run ADD COLUMN client TEXT');
-}
-
-/** The ledger's file format for the shared SQLite opener. */
-export const LEDGER_FORMAT: StoreFormat = {
-  ...STORES.ledger,
-  migrations: [SCHEMA, CLOCK_SCHEMA, ENTRY_SCHEMA, runClientColumn],
-  unreadable: (message, options) => new QuotaGuardError('QG_STORE_CORRUPT', message, options),
-};
 
 export function openSqliteBackend(opts: SqliteLedgerOptions): LedgerBackend {
   const { db, label } = openStore(LEDGER_FORMAT, {
@@ -171,114 +104,33 @@ interface Clocks {
   onStep?: (step: ClockStep) => void;
 }
 
+/** The longest window of a call's budgets: how long its entry is remembered (plus the slack). */
+function longestWindow(budgets: ReadonlyArray<{ windowMs: number }>): number {
+  return Math.max(...budgets.map((b) => b.windowMs));
+}
+
 class SqliteBackend implements LedgerBackend {
   readonly kind = 'sqlite' as const;
   readonly #db: Database.Database;
   readonly #label: StoreLabel;
   readonly #prefix: string;
   readonly #clock: Clocks;
+  readonly #sql: LedgerStatements;
+  /** The statements on `qg_recorded`, once this connection has seen the table. */
+  #recorded: RecordedStatements | undefined;
   /** A step found in the transaction that is running, reported once it has committed. */
   #step: ClockStep | undefined;
   #lastSweep = Number.NEGATIVE_INFINITY;
   /** One transaction wrapper, made once: it runs the function it is given. */
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
 
-  readonly #getBudget;
-  readonly #oldest;
-  readonly #prune;
-  readonly #insertEntry;
-  readonly #upsertBudget;
-  readonly #setTotal;
-  readonly #entries;
-  readonly #removeEntry;
-  readonly #subtract;
-  readonly #byTag;
-  readonly #block;
-  readonly #unblock;
-  readonly #sweepEntries;
-  readonly #sweepBudgets;
-  readonly #dropEntries;
-  readonly #dropBudget;
-  readonly #getClock;
-  readonly #setClock;
-  readonly #shiftEntries;
-  readonly #shiftBudgets;
-  readonly #getEntry;
-  readonly #putEntry;
-  readonly #sweepEntryRecords;
-
   constructor(db: Database.Database, label: StoreLabel, prefix: string, clock: Clocks) {
     this.#db = db;
     this.#label = label;
     this.#prefix = prefix;
     this.#clock = clock;
-    this.#getClock = db.prepare<[], ClockMark>('SELECT wall, mono, boot FROM qg_clock WHERE id = 1');
-    this.#setClock = db.prepare<[number, number, string]>(
-      `INSERT INTO qg_clock (id, wall, mono, boot) VALUES (1, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET wall = excluded.wall, mono = excluded.mono, boot = excluded.boot`,
-    );
-    // Every stored time moves with the wall clock, so each keeps its real distance from now.
-    this.#shiftEntries = db.prepare<[number]>('UPDATE qg_entry SET at = at + ?');
-    this.#shiftBudgets = db.prepare<[number, number, number]>(
-      `UPDATE qg_budget SET oldest_at = oldest_at + ?, expires_at = expires_at + ?,
-         blocked_until = CASE WHEN blocked_until > 0 THEN blocked_until + ? ELSE 0 END`,
-    );
+    this.#sql = ledgerStatements(db);
     this.#tx = db.transaction((fn: () => unknown) => fn());
-    this.#getEntry = db.prepare<[string, number], RememberedEntry>(ENTRY_SQL.get);
-    this.#putEntry = db.prepare<[string, string, string, number]>(ENTRY_SQL.put);
-    this.#sweepEntryRecords = db.prepare<[number]>('DELETE FROM qg_spend_entry WHERE expires_at <= ?');
-    this.#getBudget = db.prepare<[string], BudgetRow>(
-      'SELECT window_ms, total, oldest_at, blocked_until, blocked_reason, expires_at FROM qg_budget WHERE key = ?',
-    );
-    this.#oldest = db
-      .prepare<[string], number>('SELECT at FROM qg_entry WHERE key = ? ORDER BY at LIMIT 1')
-      .pluck();
-    this.#prune = db
-      .prepare<[string, number], number>('DELETE FROM qg_entry WHERE key = ? AND at <= ? RETURNING cost')
-      .pluck();
-    this.#insertEntry = db.prepare<[string, number, string, number, string]>(
-      'INSERT INTO qg_entry (key, at, id, cost, tag) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.#upsertBudget = db.prepare<[string, number, number, number, number]>(
-      `INSERT INTO qg_budget (key, window_ms, total, oldest_at, expires_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET window_ms = excluded.window_ms, total = excluded.total,
-         oldest_at = excluded.oldest_at,
-         expires_at = MAX(excluded.expires_at, qg_budget.blocked_until + ${EXPIRY_SLACK_MS})`,
-    );
-    this.#setTotal = db.prepare<[number, number, string]>(
-      'UPDATE qg_budget SET total = ?, oldest_at = ? WHERE key = ?',
-    );
-    this.#entries = db.prepare<[string, number], { at: number; cost: number }>(
-      'SELECT at, cost FROM qg_entry WHERE key = ? AND at > ? ORDER BY at',
-    );
-    this.#removeEntry = db
-      .prepare<[string, string], number>('DELETE FROM qg_entry WHERE id = ? AND key = ? RETURNING cost')
-      .pluck();
-    this.#subtract = db.prepare<[number, string]>(
-      'UPDATE qg_budget SET total = MAX(0, total - ?) WHERE key = ?',
-    );
-    this.#byTag = db.prepare<
-      [string, number],
-      { tag: string; units: number; calls: number; oldest: number; newest: number }
-    >(
-      `SELECT tag, SUM(cost) AS units, COUNT(*) AS calls, MIN(at) AS oldest, MAX(at) AS newest
-       FROM qg_entry WHERE key = ? AND at > ? GROUP BY tag`,
-    );
-    this.#block = db.prepare<[string, number, string, number]>(
-      `INSERT INTO qg_budget (key, window_ms, total, blocked_until, blocked_reason, expires_at)
-       VALUES (?, NULL, 0, ?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET blocked_until = excluded.blocked_until,
-         blocked_reason = excluded.blocked_reason, expires_at = MAX(qg_budget.expires_at, excluded.expires_at)`,
-    );
-    this.#unblock = db.prepare<[string]>(
-      'UPDATE qg_budget SET blocked_until = 0, blocked_reason = NULL WHERE key = ?',
-    );
-    this.#sweepEntries = db.prepare<[number]>(
-      'DELETE FROM qg_entry WHERE key IN (SELECT key FROM qg_budget WHERE expires_at <= ?)',
-    );
-    this.#sweepBudgets = db.prepare<[number]>('DELETE FROM qg_budget WHERE expires_at <= ?');
-    this.#dropEntries = db.prepare<[string]>('DELETE FROM qg_entry WHERE key = ?');
-    this.#dropBudget = db.prepare<[string]>('DELETE FROM qg_budget WHERE key = ?');
   }
 
   /** Runs fn in a transaction: BEGIN IMMEDIATE for writes (the lock up front), DEFERRED for reads. */
@@ -300,21 +152,37 @@ class SqliteBackend implements LedgerBackend {
   }
 
   /**
+   * The statements on `qg_recorded`, or undefined while no record has created it (`create`: create
+   * it now, in the caller's write transaction).
+   */
+  #recordedSql(create = false): RecordedStatements | undefined {
+    if (this.#recorded) return this.#recorded;
+    if (create) this.#db.exec(RECORDED_SCHEMA);
+    else if (this.#sql.hasRecorded.get() === 0) return undefined;
+    this.#recorded = recordedStatements(this.#db);
+    return this.#recorded;
+  }
+
+  /**
    * The time of a decision, in a transaction (clock.ts). A write that finds the wall clock stepped
-   * moves every stored time by the step and records the clocks; a read that finds a step not yet
-   * corrected reads in the ledger's time before the step.
+   * moves every stored time by the step (but the times callers gave `record`) and records the
+   * clocks; a read that finds a step not yet corrected reads in the ledger's time before the step.
    */
   #time(write: boolean): number {
     if (!this.#clock.mono) return this.#clock.wall();
     const now: ClockMark = { wall: this.#clock.wall(), mono: this.#clock.mono(), boot: this.#clock.boot };
-    const step = clockStep(this.#getClock.get(), now);
+    const sql = this.#sql;
+    const step = clockStep(sql.getClock.get(), now);
     if (!write) return step ? now.wall - step.stepMs : now.wall;
     if (step) {
-      this.#shiftEntries.run(step.stepMs);
-      this.#shiftBudgets.run(step.stepMs, step.stepMs, step.stepMs);
+      const recorded = this.#recordedSql();
+      if (recorded) recorded.shiftOthers.run(step.stepMs);
+      else sql.shiftEntries.run(step.stepMs);
+      sql.shiftBudgets.run(step.stepMs, step.stepMs, step.stepMs);
+      recorded?.cover.run();
       this.#step = step;
     }
-    this.#setClock.run(now.wall, now.mono, now.boot);
+    sql.setClock.run(now.wall, now.mono, now.boot);
     return now.wall;
   }
 
@@ -322,9 +190,10 @@ class SqliteBackend implements LedgerBackend {
   #maybeSweep(now: number): void {
     if (now - this.#lastSweep < SWEEP_EVERY_MS) return;
     this.#lastSweep = now;
-    this.#sweepEntries.run(now);
-    this.#sweepBudgets.run(now);
-    this.#sweepEntryRecords.run(now);
+    this.#sql.sweepEntries.run(now);
+    this.#sql.sweepBudgets.run(now);
+    this.#sql.sweepEntryRecords.run(now);
+    this.#recordedSql()?.sweep.run();
   }
 
   /**
@@ -332,11 +201,11 @@ class SqliteBackend implements LedgerBackend {
    * gone, window included. In a write transaction the expired rows are deleted on the spot.
    */
   #live(key: string, now: number, write: boolean): BudgetRow | undefined {
-    const row = this.#getBudget.get(key);
+    const row = this.#sql.getBudget.get(key);
     if (!row || row.expires_at > now) return row;
     if (write) {
-      this.#dropEntries.run(key);
-      this.#dropBudget.run(key);
+      this.#sql.dropEntries.run(key);
+      this.#sql.dropBudget.run(key);
     }
     return undefined;
   }
@@ -353,162 +222,238 @@ class SqliteBackend implements LedgerBackend {
     }
   }
 
+  /** An entry remembered under `entry.key` (its decision's fields), checked against the request asked. */
+  #remembered(
+    entry: { key: string; id: string },
+    now: number,
+    request?: string,
+  ): { fields: number[]; seen: RememberedEntry } | undefined {
+    const seen = this.#sql.getEntry.get(this.#prefix + entry.key, now);
+    if (!seen) return undefined;
+    const fields = parseRemembered(seen.remembered);
+    // A void of an entry never seen remembers no request: any request of its id is answered by it.
+    const voidOfUnknown = fields[6] === VOID_MARK && seen.request === '';
+    if (request !== undefined && seen.request !== request && !voidOfUnknown) {
+      throw ledgerFailure({ code: LedgerCode.EntryConflict, key: entry.key, entry: entry.id });
+    }
+    return { fields, seen };
+  }
+
+  #remember(entry: { key: string }, remembered: string, request: string, until: number): void {
+    this.#sql.putEntry.run(this.#prefix + entry.key, remembered, request, until);
+  }
+
   async spend(req: BackendSpend): Promise<Decision> {
     return this.#run('spend', () => {
       const now = this.#time(true);
       this.#maybeSweep(now);
       const entry = req.entry;
       if (!entry) return this.#decide(req, now);
-      const key = this.#prefix + entry.key;
-      const seen = this.#getEntry.get(key, now);
-      if (seen) {
-        if (seen.request !== entry.request) {
-          throw ledgerFailure({ code: LedgerCode.EntryConflict, key: entry.key, entry: entry.id });
-        }
-        return this.#replay(req, seen.remembered);
+      const known = this.#remembered(entry, now, entry.request);
+      if (known) {
+        return decisionOf(
+          known.fields,
+          { id: req.id, keys: req.budgets.map((b) => b.key), cost: req.cost },
+          true,
+        );
       }
       if (entry.recallOnly)
         throw ledgerFailure({ code: LedgerCode.EntryUnknown, key: entry.key, entry: entry.id });
       const d = this.#decide(req, now);
-      const remembered = d.allowed
-        ? `1,${d.remaining},${d.at}`
-        : `0,${d.retryAfterMs},${d.remaining},${d.keys.indexOf(d.limitedBy) + 1},${d.blockedUntil ?? 0},${d.at}`;
-      const longest = Math.max(...req.budgets.map((b) => b.windowMs));
-      this.#putEntry.run(key, remembered, entry.request, now + longest + EXPIRY_SLACK_MS);
+      this.#remember(
+        entry,
+        rememberDecision(d),
+        entry.request,
+        now + longestWindow(req.budgets) + EXPIRY_SLACK_MS,
+      );
       return d;
     });
-  }
-
-  /** An entry's first decision, as the Lua script replays it (`remembered`: its reply). */
-  #replay(req: BackendSpend, remembered: string): Decision {
-    const r = remembered.split(',').map(Number);
-    const keys = req.budgets.map((b) => b.key);
-    if (r[0] === 1) {
-      return {
-        allowed: true,
-        retryAfterMs: 0,
-        remaining: r[1]!,
-        id: req.id,
-        keys,
-        cost: req.cost,
-        at: r[2]!,
-        replayed: true,
-      };
-    }
-    const d: Decision = {
-      allowed: false,
-      retryAfterMs: r[1]!,
-      remaining: r[2]!,
-      limitedBy: keys[r[3]! - 1] ?? keys[0]!,
-      keys,
-      cost: req.cost,
-      at: r[5]!,
-      replayed: true,
-    };
-    if (r[4]! > 0) d.blockedUntil = r[4]!;
-    return d;
   }
 
   async recallEntry(key: string): Promise<string | undefined> {
     return this.#run(
       'recallEntry',
-      () => this.#getEntry.get(this.#prefix + key, this.#time(false))?.request,
+      () => this.#sql.getEntry.get(this.#prefix + key, this.#time(false))?.request,
       false,
     );
   }
 
   /** The decision of a spend, written when allowed (in the caller's transaction). */
   #decide(req: BackendSpend, now: number): Decision {
-    {
-      const states = req.budgets.map((b, i) => {
-        const key = this.#prefix + b.key;
-        const row = this.#live(key, now, true);
-        this.#checkWindow(key, row, b.windowMs, `budgets[${i}].windowMs`);
-        let total = row?.total ?? 0;
-        let oldest = row?.oldest_at ?? 0;
-        const cutoff = now - b.windowMs;
-        // Nothing can have expired while the oldest entry is inside the window: no prune then.
-        if (row && total > 0 && oldest <= cutoff) {
-          for (const c of this.#prune.all(key, cutoff)) total -= c;
-          oldest = this.#oldest.get(key) ?? 0;
-          this.#setTotal.run(total, oldest, key);
-        }
-        const blockedUntil = row && row.blocked_until > now ? row.blocked_until : 0;
-        return { b, key, total, oldest, blockedUntil, cutoff };
-      });
+    const sql = this.#sql;
+    const states = req.budgets.map((b, i) => {
+      const key = this.#prefix + b.key;
+      const row = this.#live(key, now, true);
+      this.#checkWindow(key, row, b.windowMs, `budgets[${i}].windowMs`);
+      const cutoff = now - b.windowMs;
+      const { total, oldest } = this.#pruned(key, row, cutoff);
+      const blockedUntil = row && row.blocked_until > now ? row.blocked_until : 0;
+      return { b, key, total, oldest, blockedUntil, cutoff };
+    });
 
-      let retryAt = 0;
-      let limitedBy: string | undefined;
-      let blockedUntil: number | undefined;
-      for (const s of states) {
-        let at = 0;
-        if (s.blockedUntil > 0) at = s.blockedUntil;
-        else if (s.total + req.cost > s.b.limit) {
-          at = timeUntilUsedAtMost(
-            this.#entries.iterate(s.key, s.cutoff),
-            s.total,
-            s.b.limit - req.cost,
-            s.b.windowMs,
-            now,
-          );
-          at = Math.max(at, now + 1);
-        }
-        if (at > retryAt) {
-          retryAt = at;
-          limitedBy = s.b.key;
-          blockedUntil = s.blockedUntil > 0 ? s.blockedUntil : undefined;
-        }
-      }
-      const keys = req.budgets.map((b) => b.key);
-      if (limitedBy !== undefined) {
-        const d: Decision = {
-          allowed: false,
-          retryAfterMs: retryAt - now,
-          remaining: Math.min(
-            ...states.map((s) => (s.blockedUntil > 0 ? 0 : Math.max(0, s.b.limit - s.total))),
-          ),
-          limitedBy,
-          keys,
-          cost: req.cost,
-          at: now,
-        };
-        if (blockedUntil !== undefined) d.blockedUntil = blockedUntil;
-        return d;
-      }
-      for (const s of states) {
-        this.#insertEntry.run(s.key, now, req.id, req.cost, req.tag);
-        const oldest = s.total === 0 ? now : Math.min(s.oldest, now);
-        this.#upsertBudget.run(
-          s.key,
+    let retryAt = 0;
+    let limitedBy: string | undefined;
+    let blockedUntil: number | undefined;
+    for (const s of states) {
+      let at = 0;
+      if (s.blockedUntil > 0) at = s.blockedUntil;
+      else if (s.total + req.cost > s.b.limit) {
+        at = timeUntilUsedAtMost(
+          sql.entries.iterate(s.key, s.cutoff),
+          s.total,
+          s.b.limit - req.cost,
           s.b.windowMs,
-          s.total + req.cost,
-          oldest,
-          now + s.b.windowMs + EXPIRY_SLACK_MS,
+          now,
         );
+        at = Math.max(at, now + 1);
       }
-      return {
-        allowed: true,
-        retryAfterMs: 0,
-        remaining: Math.min(...states.map((s) => s.b.limit - s.total - req.cost)),
-        id: req.id,
+      if (at > retryAt) {
+        retryAt = at;
+        limitedBy = s.b.key;
+        blockedUntil = s.blockedUntil > 0 ? s.blockedUntil : undefined;
+      }
+    }
+    const keys = req.budgets.map((b) => b.key);
+    if (limitedBy !== undefined) {
+      const d: Decision = {
+        allowed: false,
+        retryAfterMs: retryAt - now,
+        remaining: Math.min(
+          ...states.map((s) => (s.blockedUntil > 0 ? 0 : Math.max(0, s.b.limit - s.total))),
+        ),
+        limitedBy,
         keys,
         cost: req.cost,
         at: now,
       };
+      if (blockedUntil !== undefined) d.blockedUntil = blockedUntil;
+      return d;
     }
+    for (const s of states) this.#add(s.key, s.b.windowMs, s.total, s.oldest, now, req);
+    return {
+      allowed: true,
+      retryAfterMs: 0,
+      remaining: Math.min(...states.map((s) => s.b.limit - s.total - req.cost)),
+      id: req.id,
+      keys,
+      cost: req.cost,
+      at: now,
+    };
+  }
+
+  /**
+   * The key's running total and oldest time once the entries at or before `cutoff` are gone. Nothing
+   * can have expired while the oldest entry is inside the window: no prune then.
+   */
+  #pruned(key: string, row: BudgetRow | undefined, cutoff: number): { total: number; oldest: number } {
+    let total = row?.total ?? 0;
+    let oldest = row?.oldest_at ?? 0;
+    if (row && total > 0 && oldest <= cutoff) {
+      for (const c of this.#sql.prune.all(key, cutoff)) total -= c;
+      oldest = this.#sql.oldest.get(key) ?? 0;
+      this.#sql.setTotal.run(total, oldest, key);
+    }
+    return { total, oldest };
+  }
+
+  /** Write entry `req.id` at `at` on a key whose running total and oldest time are as given. */
+  #add(
+    key: string,
+    windowMs: number,
+    total: number,
+    oldest: number,
+    at: number,
+    req: { id: string; cost: number; tag: string },
+  ): void {
+    this.#sql.insertEntry.run(key, at, req.id, req.cost, req.tag);
+    const oldestAt = total === 0 ? at : Math.min(oldest, at);
+    this.#sql.upsertBudget.run(key, windowMs, total + req.cost, oldestAt, at + windowMs + EXPIRY_SLACK_MS);
   }
 
   async refund(keys: string[], id: string): Promise<boolean> {
-    return this.#run('refund', () => {
-      let removed = false;
-      for (const k of keys) {
-        const key = this.#prefix + k;
-        for (const cost of this.#removeEntry.all(id, key)) {
-          this.#subtract.run(cost, key);
-          removed = true;
-        }
+    return this.#run('refund', () => this.#takeOut(keys, id) > 0);
+  }
+
+  /** Remove entry `id` from the keys' logs, subtracting its cost; how many logs held it. */
+  #takeOut(keys: readonly string[], id: string): number {
+    let removed = 0;
+    for (const k of keys) {
+      const key = this.#prefix + k;
+      for (const cost of this.#sql.removeEntry.all(id, key)) {
+        this.#sql.subtract.run(cost, key);
+        removed++;
       }
-      return removed;
+    }
+    return removed;
+  }
+
+  /** The log member of entry `id` on one of the keys (its id, time and cost), or undefined. */
+  #findMember(keys: readonly string[], id: string): { id: string; at: number; cost: number } | undefined {
+    const wanted = new Set(keys.map((k) => this.#prefix + k));
+    for (const m of this.#sql.findMember.iterate(`${id}:`, `${id};`)) if (wanted.has(m.key)) return m;
+    return undefined;
+  }
+
+  async record(req: BackendRecord): Promise<RecordResult> {
+    return this.#run('record', () => {
+      const now = this.#time(true);
+      this.#maybeSweep(now);
+      const keys = req.budgets.map((b) => b.key);
+      const result = (outcome: RecordResult['outcome'], at: number): RecordResult => ({
+        outcome,
+        at,
+        keys,
+        cost: req.cost,
+        id: req.id,
+      });
+      const states = req.budgets.map((b, i) => {
+        const key = this.#prefix + b.key;
+        const row = this.#live(key, now, true);
+        this.#checkWindow(key, row, b.windowMs, `budgets[${i}].windowMs`);
+        return { b, key };
+      });
+      // The caller's time, never ahead of the store's: a time from the future is now.
+      const at = Math.min(req.at, now);
+      const known = this.#remembered(req.entry, now, req.entry.request);
+      const was = known && remembered(known.fields);
+      if (was?.allowed) {
+        if (!req.replace) return result('replayed', was.at);
+        const old = this.#findMember(keys, req.entry.id);
+        if (old?.id === req.id && old.at === at) return result('replayed', at);
+        if (old) this.#takeOut(keys, old.id);
+      }
+      let written = 0;
+      for (const s of states) {
+        if (req.cost === 0 || at <= now - s.b.windowMs) continue;
+        // Read after a replace took the old entry out; pruned as a spend would, so no old copy remains.
+        const { total, oldest } = this.#pruned(s.key, this.#sql.getBudget.get(s.key), now - s.b.windowMs);
+        this.#add(s.key, s.b.windowMs, total, oldest, at, req);
+        if (at === req.at) this.#recordedSql(true)!.mark.run(s.key, req.id);
+        written++;
+      }
+      if (written === 0 && req.cost > 0) return result('dropped', req.at);
+      const until = now + longestWindow(req.budgets) + EXPIRY_SLACK_MS;
+      this.#remember(req.entry, rememberRecord(at), req.entry.request, until);
+      return result('recorded', at);
+    });
+  }
+
+  async void(req: BackendVoid): Promise<VoidResult> {
+    return this.#run('void', () => {
+      const now = this.#time(true);
+      const until = now + longestWindow(req.budgets) + EXPIRY_SLACK_MS;
+      const known = this.#remembered(req.entry, now);
+      if (!known) {
+        this.#remember(req.entry, rememberVoid(now), '', until);
+        return { outcome: 'voided', cost: 0 };
+      }
+      const was = remembered(known.fields);
+      const keys = req.budgets.map((b) => b.key);
+      const member = was.allowed ? this.#findMember(keys, req.entry.id) : undefined;
+      if (!member) return { outcome: 'none', cost: 0 };
+      this.#takeOut(keys, member.id);
+      this.#remember(req.entry, rememberVoid(was.at), known.seen.request, until);
+      return { outcome: 'refunded', cost: member.cost };
     });
   }
 
@@ -535,7 +480,7 @@ class SqliteBackend implements LedgerBackend {
   async peek(key: string, windowMs: number): Promise<Snapshot> {
     return this.#read('peek', key, windowMs, (k, row, now) => {
       const snap: Snapshot = { used: 0, calls: 0, byTag: {}, now };
-      for (const t of row ? this.#byTag.all(k, now - windowMs) : []) {
+      for (const t of row ? this.#sql.byTag.all(k, now - windowMs) : []) {
         snap.used += t.units;
         snap.calls += t.calls;
         snap.byTag[t.tag] = t.units;
@@ -550,21 +495,27 @@ class SqliteBackend implements LedgerBackend {
     });
   }
 
+  async perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]> {
+    return this.#read('perMinute', key, windowMs, (k, row, now) =>
+      row ? this.#sql.perMinute.all(k, now - windowMs, fromMs, toMs) : [],
+    );
+  }
+
   async block(key: string, untilEpochMs: number, reason: string): Promise<void> {
     this.#run('block', () => {
-      this.#block.run(this.#prefix + key, untilEpochMs, reason, untilEpochMs + EXPIRY_SLACK_MS);
+      this.#sql.block.run(this.#prefix + key, untilEpochMs, reason, untilEpochMs + EXPIRY_SLACK_MS);
     });
   }
 
   async unblock(key: string): Promise<void> {
     this.#run('unblock', () => {
-      this.#unblock.run(this.#prefix + key);
+      this.#sql.unblock.run(this.#prefix + key);
     });
   }
 
   async freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]> {
     return this.#read('freesUpIn', key, windowMs, (k, row, now) => {
-      const entries = row ? this.#entries.all(k, now - windowMs) : [];
+      const entries = row ? this.#sql.entries.all(k, now - windowMs) : [];
       const used = entries.reduce((s, e) => s + e.cost, 0);
       return amounts.map(
         (a) =>

@@ -80,6 +80,11 @@ export interface DeniedDecision extends DecisionBase {
   limitedBy: string;
   /** Set when denied because the key is blocked (see `block`). */
   blockedUntil?: number;
+  /**
+   * Set (with `replayed`) when the entry was voided (`Ledger.void`): its caller said it was not
+   * used, so it never spends; `retryAfterMs` is 0 and waiting does not change the answer.
+   */
+  voided?: true;
 }
 
 export type { UnsettledSpend };
@@ -89,6 +94,92 @@ export type { UnsettledSpend };
  * has been taken out), `absent` (it never landed, or is gone already).
  */
 export type Settlement = 'recorded' | 'refunded' | 'absent';
+
+/** A budget as `record` and `void` take it: the key and its window (a spend's `limit` is ignored). */
+export interface EntryBudget {
+  key: string;
+  windowMs: number;
+  limit?: number;
+}
+
+/**
+ * A spend that already happened, written down late (a journal replayed once the store answers
+ * again): never denied, recorded at the time it was spent, counted once per entry id.
+ */
+export interface RecordRequest {
+  /** The budgets the spend would have taken; limits and blocks are not checked. */
+  budgets: EntryBudget[];
+  /** Integer >= 1 (>= 0 with `replace`: 0 takes the entry out). */
+  cost: number;
+  tag?: string;
+  /** The spend's entry: its id is what makes a replay count once. `recallOnly` is not taken. */
+  entry: SpendEntry;
+  /**
+   * When it was spent (epoch ms, the caller's clock). Written at this time clamped to
+   * `[now - windowMs, now]` of each budget (the store's clock): a budget whose window it has left
+   * already is not written; a time ahead of the store's is written as now.
+   */
+  at: number;
+  /**
+   * The entry's cost becomes `cost` whatever it was (reconcile's outside spend): any entry of this
+   * id is taken out of the logs and this one written. Idempotent; atomic.
+   */
+  replace?: boolean;
+}
+
+/**
+ * What `record` did: `recorded` (written at `at`), `replayed` (the entry id was remembered: the
+ * original spend landed, or an earlier record did; nothing written, `at` is when it was), `dropped`
+ * (older than every budget's window: nothing written, nothing remembered).
+ */
+export interface RecordResult {
+  outcome: 'recorded' | 'replayed' | 'dropped';
+  /** The time written (epoch ms on the store's clock); for `dropped`, the time given. */
+  at: number;
+  /** The budgets' keys. */
+  keys: string[];
+  cost: number;
+  /** The entry's log member (`<id>:<cost>:<tag>`), as an allowed decision's `id`. */
+  id: string;
+}
+
+/** An entry whose answer was lost and that was not used: it must not count. */
+export interface VoidRequest {
+  /** The entry (`key`, `id`; a `request` is ignored). */
+  entry: Pick<SpendEntry, 'key' | 'id'>;
+  /** The budgets the entry's spend would take: where it is looked for, and how long it is remembered. */
+  budgets: EntryBudget[];
+}
+
+/**
+ * What `void` did: `refunded` (the entry was remembered as allowed and was in the logs: taken out),
+ * `voided` (not remembered: remembered now as void, so that the spend arriving later is denied and
+ * charges nothing), `none` (remembered as denied, void or refunded already, or allowed and no longer
+ * in any log: nothing changed).
+ */
+export interface VoidResult {
+  outcome: 'refunded' | 'voided' | 'none';
+  /** Units taken out of each log (`refunded` only; 0 otherwise). */
+  cost: number;
+}
+
+/** Units of one key per minute, for comparing with an upstream's own count (reconcile). */
+export interface PerMinuteRequest {
+  key: string;
+  windowMs: number;
+  /** Epoch ms, inclusive; entries that have left the window are not counted. */
+  fromMs: number;
+  /** Epoch ms, exclusive. */
+  toMs: number;
+}
+
+/** The units of one minute: `own` (every entry not tagged `outside:…`) and `outside`. */
+export interface MinuteUnits {
+  /** Start of the minute (epoch ms, a multiple of 60,000). */
+  minute: number;
+  own: number;
+  outside: number;
+}
 
 export interface PeekRequest {
   key: string;
@@ -139,6 +230,15 @@ export interface Ledger {
   settle?(spend: UnsettledSpend, refund: boolean): Promise<Settlement>;
   /** The request a spend's entry was remembered with (`SpendEntry.key`), or undefined. */
   recallEntry(key: string): Promise<string | undefined>;
+  /**
+   * Write down a spend that already happened (see RecordRequest): never denied, at its own time
+   * clamped to each window, once per entry id. docs/ledger.md, "Late entries".
+   */
+  record(req: RecordRequest): Promise<RecordResult>;
+  /** Make sure an unused entry never counts (see VoidResult). Atomic; idempotent. */
+  void(req: VoidRequest): Promise<VoidResult>;
+  /** Units per minute over `[fromMs, toMs)`, own and outside, minutes with no units left out. Read-only. */
+  perMinute(req: PerMinuteRequest): Promise<MinuteUnits[]>;
   /** Health probe: resolves when the store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -6,7 +6,17 @@
 import { describeValue, isPositiveInt, positiveInt } from '../argument-checks.js';
 import { MAX_WINDOW_MS } from '../config/defaults.js';
 import { CostExceedsLimitError, InvalidArgumentError } from '../errors.js';
-import type { Budget, Decision, PeekRequest, SpendEntry, SpendRequest } from './types.js';
+import type {
+  Budget,
+  Decision,
+  EntryBudget,
+  PeekRequest,
+  PerMinuteRequest,
+  RecordRequest,
+  SpendEntry,
+  SpendRequest,
+  VoidRequest,
+} from './types.js';
 
 /** The longest tag a ledger keeps. */
 export const MAX_TAG_LENGTH = 200;
@@ -50,12 +60,10 @@ export interface ValidSpend {
 export const ENTRY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 export const MAX_ENTRY_REQUEST_LENGTH = 1000;
 
-function validateEntry(v: unknown): SpendEntry {
+/** An entry's key and id (what `void` takes). */
+function validateEntryId(v: unknown, shape: string): Pick<SpendEntry, 'key' | 'id'> {
   if (typeof v !== 'object' || v === null) {
-    throw new InvalidArgumentError(
-      'entry',
-      `must be an object { key, id, request }, got ${describeValue(v)}`,
-    );
+    throw new InvalidArgumentError('entry', `must be an object ${shape}, got ${describeValue(v)}`);
   }
   const e = v as Partial<SpendEntry>;
   validateKey('entry.key', e.key);
@@ -65,6 +73,12 @@ function validateEntry(v: unknown): SpendEntry {
       `must be 1 to 64 characters of A-Z a-z 0-9 _ . -, got ${describeValue(e.id)}`,
     );
   }
+  return { key: e.key as string, id: e.id };
+}
+
+function validateEntry(v: unknown): SpendEntry {
+  validateEntryId(v, '{ key, id, request }');
+  const e = v as SpendEntry;
   if (typeof e.request !== 'string' || e.request.length > MAX_ENTRY_REQUEST_LENGTH) {
     throw new InvalidArgumentError(
       'entry.request',
@@ -124,6 +138,92 @@ export function validateSpend(req: unknown): ValidSpend {
   }
   if (r.entry === undefined) return { budgets, cost, tag };
   return { budgets, cost, tag, entry: validateEntry(r.entry) };
+}
+
+/** `record`'s and `void`'s budgets: keys (no repeats) and windows; a limit is not looked at. */
+function validateEntryBudgets(v: unknown): EntryBudget[] {
+  if (!Array.isArray(v) || v.length === 0) {
+    throw new InvalidArgumentError('budgets', 'must be a non-empty array of { key, windowMs }');
+  }
+  if (v.length > MAX_BUDGETS) {
+    throw new InvalidArgumentError('budgets', `at most ${MAX_BUDGETS} budgets, got ${v.length}`);
+  }
+  const budgets: EntryBudget[] = [];
+  v.forEach((b: unknown, i) => {
+    if (typeof b !== 'object' || b === null) {
+      throw new InvalidArgumentError(`budgets[${i}]`, 'must be an object { key, windowMs }');
+    }
+    const { key, windowMs } = b as Partial<EntryBudget>;
+    validateKey(`budgets[${i}].key`, key);
+    if (budgets.some((x) => x.key === key)) {
+      throw new InvalidArgumentError(`budgets[${i}].key`, `'${key}' appears twice`);
+    }
+    budgets.push({
+      key: key as string,
+      windowMs: positiveInt(`budgets[${i}].windowMs`, windowMs, MAX_WINDOW_MS),
+    });
+  });
+  return budgets;
+}
+
+/** An epoch time in ms: a whole number >= 0. */
+function epochMs(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+    throw new InvalidArgumentError(field, `must be an epoch time in whole ms, got ${describeValue(v)}`);
+  }
+  return v;
+}
+
+export interface ValidRecord {
+  budgets: EntryBudget[];
+  cost: number;
+  tag: string;
+  entry: SpendEntry;
+  at: number;
+  replace: boolean;
+}
+
+export function validateRecord(req: unknown): ValidRecord {
+  if (typeof req !== 'object' || req === null) {
+    throw new InvalidArgumentError('record', `expects an object, got ${describeValue(req)}`);
+  }
+  const r = req as Partial<RecordRequest>;
+  if (r.replace !== undefined && typeof r.replace !== 'boolean') {
+    throw new InvalidArgumentError('replace', `must be a boolean, got ${describeValue(r.replace)}`);
+  }
+  const replace = r.replace === true;
+  const budgets = validateEntryBudgets(r.budgets);
+  if (replace && typeof r.cost === 'number' && (!Number.isSafeInteger(r.cost) || r.cost < 0)) {
+    throw new InvalidArgumentError(
+      'cost',
+      `must be an integer >= 0 with replace, got ${describeValue(r.cost)}`,
+    );
+  }
+  const cost = replace && r.cost === 0 ? 0 : positiveInt('cost', r.cost);
+  const tag = optionalText('tag', r.tag, MAX_TAG_LENGTH);
+  if (r.entry === undefined)
+    throw new InvalidArgumentError('entry', 'is required: a record counts once per entry id');
+  const entry = validateEntry(r.entry);
+  if (entry.recallOnly) throw new InvalidArgumentError('entry.recallOnly', 'is for spends only');
+  return { budgets, cost, tag, entry, at: epochMs('at', r.at), replace };
+}
+
+export function validateVoid(req: unknown): VoidRequest & { budgets: EntryBudget[] } {
+  if (typeof req !== 'object' || req === null) {
+    throw new InvalidArgumentError('void', `expects an object { entry, budgets }, got ${describeValue(req)}`);
+  }
+  const r = req as Partial<VoidRequest>;
+  const budgets = validateEntryBudgets(r.budgets);
+  return { entry: validateEntryId(r.entry, '{ key, id }'), budgets };
+}
+
+export function validatePerMinute(req: unknown): PerMinuteRequest {
+  const { key, windowMs } = validatePeek(req);
+  const r = req as Partial<PerMinuteRequest>;
+  const fromMs = epochMs('fromMs', r.fromMs);
+  const toMs = epochMs('toMs', r.toMs);
+  if (toMs <= fromMs) throw new InvalidArgumentError('toMs', `must be after fromMs (${fromMs}), got ${toMs}`);
+  return { key, windowMs, fromMs, toMs };
 }
 
 export function validatePeek(req: unknown): PeekRequest {

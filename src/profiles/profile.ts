@@ -35,6 +35,12 @@ export interface QuotaProfile {
    * is turned into the bucket to block (`bucketOfUpstreamQuota`), and how the simulator names it.
    */
   upstreamNames: Record<string, UpstreamQuotaNames>;
+  /**
+   * The metric that counts the upstream's use of the quotas per minute (Cloud Monitoring's
+   * `serviceruntime.googleapis.com/quota/rate/net_usage`), each bucket's series named by its
+   * `upstreamNames` metric: what `quota-guard reconcile` reads. Undefined: not reconciled.
+   */
+  usageMetric?: string;
 }
 
 /** The upstream's names for one bucket's daily quota. */
@@ -74,6 +80,7 @@ export function toProfile(id: ProfileId, data: ValidProfileData): QuotaProfile {
     buckets: data.buckets,
     methods: data.methods,
     upstreamNames,
+    ...(data.usageMetric !== undefined ? { usageMetric: data.usageMetric } : {}),
   };
 }
 
@@ -86,6 +93,7 @@ export function profileData(p: QuotaProfile): ProfileData {
     buckets: p.buckets,
     methods: p.methods,
     upstreamNames: p.upstreamNames as ProfileData['upstreamNames'],
+    ...(p.usageMetric !== undefined ? { usageMetric: p.usageMetric } : {}),
   });
 }
 

@@ -55,6 +55,12 @@ const GRANULAR_NAMES = {
   'videos.batchGetStats': { displayName: 'Batch Get Stats', aliases: ['videos.batchGetStats'] },
 } satisfies Record<string, UpstreamQuotaNames>;
 
+/**
+ * Cloud Monitoring's count of a rate quota's use, per minute and quota metric: the metric the Cloud
+ * Console's quota pages sum over the upstream's day.
+ */
+const NET_USAGE = 'serviceruntime.googleapis.com/quota/rate/net_usage';
+
 /** Weighted costs in the shared `units` bucket (identical in both profiles unless overridden). */
 const SHARED_COSTS: Record<string, number> = {
   'activities.list': 1,
@@ -156,6 +162,7 @@ const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ValidProfileDat
       'videos.batchGetStats': { bucket: 'videos.batchGetStats', cost: 1 },
     },
     upstreamNames: GRANULAR_NAMES,
+    usageMetric: NET_USAGE,
   },
   'youtube-classic': {
     description: 'YouTube Data API v3 before June 2026: one 10,000-unit bucket',
@@ -170,6 +177,7 @@ const BUILTIN_DATA: Record<(typeof BUILTIN_PROFILE_IDS)[number], ValidProfileDat
       'videos.insert': { bucket: 'units', cost: 100 },
     },
     upstreamNames: { units: GRANULAR_NAMES.units },
+    usageMetric: NET_USAGE,
   },
 };
 

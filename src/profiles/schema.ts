@@ -24,6 +24,12 @@ export const profileSchema = z
       .record(name, z.strictObject({ quota: units }))
       .check(z.refine((b) => Object.keys(b).length > 0, 'must name at least one bucket')),
     methods: z.record(name, z.strictObject({ bucket: name, cost: units })),
+    /**
+     * The metric that counts the upstream's use of these quotas per minute, per quota metric (the
+     * bucket's `upstreamNames.<bucket>.metric`), for `quota-guard reconcile`: Google's
+     * `serviceruntime.googleapis.com/quota/rate/net_usage`. Omitted: the profile is not reconciled.
+     */
+    usageMetric: z.optional(name),
     upstreamNames: z._default(
       z.record(
         name,

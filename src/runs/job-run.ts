@@ -63,6 +63,7 @@ export class JobRun {
   skipped: number | undefined;
   readonly startedAt: number;
   readonly #now: () => number;
+  readonly #inFlight: AbortSignal | undefined;
 
   /** The jobs' logger with this run's job and credential on every line. */
   readonly logger: Logger;
@@ -72,7 +73,9 @@ export class JobRun {
     readonly job: string,
     readonly credential: string,
     readonly signal?: AbortSignal,
+    inFlightSignal: AbortSignal | undefined = signal,
   ) {
+    this.#inFlight = inFlightSignal;
     this.logger = childLogger(ctx.logger, { job, credential });
     this.#now = ctx.now ?? Date.now;
     this.startedAt = this.#now();
@@ -85,9 +88,10 @@ export class JobRun {
   /**
    * One upstream request through the guard: each attempt spends (and is counted here), a request
    * that provably never reached the upstream is refunded by the guard (and uncounted here).
-   * The request is given the run's abort signal: SIGINT/SIGTERM ends a request in flight at once
-   * (it counts as charged, and its page is never written), so an upstream that drips cannot hold a
-   * stopping run. Errors that are ours become an end; bugs are thrown.
+   * The request is given the run's in-flight signal (its abort signal unless told otherwise):
+   * SIGINT/SIGTERM ends a request in flight at once (it counts as charged, and its page is never
+   * written), so an upstream that drips cannot hold a stopping run. Errors that are ours become an
+   * end; bugs are thrown.
    */
   async call<T>(
     args: SpendArgs,
@@ -98,12 +102,12 @@ export class JobRun {
     try {
       const r = await this.ctx.guard.call(
         args,
-        async ({ spend, signal }) => {
+        async ({ spend }) => {
           this.units += spend.cost;
           const failOpen = spend.reason === 'fail-open';
           if (failOpen) this.failOpenUnits += spend.cost;
           try {
-            return await request(signal);
+            return await request(this.#inFlight);
           } catch (e) {
             // The guard refunds a request no project was charged for (not a fail-open one: it was never recorded).
             if (notCharged(e)) {

@@ -60,6 +60,15 @@ export interface RunContext {
 export interface JobRunOptions {
   /** The credential to spend (default: the first one in the config). */
   credential?: string;
-  /** Aborting ends the run at the next page boundary (a sleep in the guard is cut short). */
+  /**
+   * Aborting ends the run at the next page boundary (a sleep in the guard is cut short) and, unless
+   * `inFlightSignal` is given, the request in flight with it.
+   */
   signal?: AbortSignal;
+  /**
+   * Aborting ends the request in flight (it counts as charged, its page is never written); default
+   * `signal`. With a signal of its own, aborting `signal` alone lets the request in flight finish
+   * and its page be written, and starts no new one: what the run spent is what the upstream saw.
+   */
+  inFlightSignal?: AbortSignal;
 }

@@ -3,7 +3,13 @@
  * each job started `offsetMs` after its tick so that regional bursts interleave, never two runs of
  * the same job at once (a tick that finds its job still running, or still waiting for its offset, is
  * skipped and logged), and a graceful stop: no more ticks, pending starts cancelled, running jobs
- * aborted at their next page boundary (the page in flight is finished) and awaited.
+ * aborted (their requests in flight abandoned, or finished when asked) and awaited.
+ *
+ * A tick skipped because its job was still running is owed to the job if that run then ends
+ * `stopped`: it starts again at the skipped tick's own start (tick + offset) or when the stop says
+ * it can resume, whichever is later, unless its next tick comes first: a long run (the backfill
+ * following its pacing line for hours) that stops just after a skipped tick does not idle until the
+ * next one, which after the day's last tick is the rest of the day.
  *
  * The ticks come from a `TickSource`: node-cron by default, or any other clock (tests, drills).
  */
@@ -20,8 +26,12 @@ export interface ScheduledJob {
   timeZone: string;
   /** The job starts this long after each tick (stagger). */
   offsetMs: number;
-  /** One run. It must end soon after `signal` aborts (at its next page boundary). */
-  run(signal: AbortSignal): Promise<JobResult>;
+  /**
+   * One run. It must end soon after `signal` aborts (at its next page boundary); `inFlight` aborts
+   * the request in flight too (it aborts with `signal`, unless the scheduler is stopped with
+   * `finishInFlight`).
+   */
+  run(signal: AbortSignal, inFlight: AbortSignal): Promise<JobResult>;
 }
 
 /** Where ticks come from. `schedule` calls `onTick` at every time the expression matches. */
@@ -73,6 +83,13 @@ interface Running {
   done: Promise<void>;
 }
 
+interface Pending {
+  timer: NodeJS.Timeout;
+  since: number;
+  /** A run owed for a tick skipped while the job ran: the job's next tick replaces it. */
+  owed?: true;
+}
+
 export class Scheduler {
   readonly #jobs: readonly ScheduledJob[];
   readonly #logger: SchedulerOptions['logger'];
@@ -80,8 +97,11 @@ export class Scheduler {
   readonly #ticks: TickSource;
   readonly #now: () => number;
   readonly #abort = new AbortController();
+  readonly #abortInFlight = new AbortController();
   readonly #running = new Map<string, Running>();
-  readonly #pending = new Map<string, { timer: NodeJS.Timeout; since: number }>();
+  readonly #pending = new Map<string, Pending>();
+  /** The last tick each running job skipped. */
+  readonly #skipped = new Map<string, number>();
   readonly #handles: Array<{ stop(): void }> = [];
   readonly #results: JobResult[] = [];
   #state: 'idle' | 'started' | 'stopping' | 'stopped' = 'idle';
@@ -136,8 +156,14 @@ export class Scheduler {
     if (this.#state !== 'started') return;
     const at = this.#now();
     this.#emit({ type: 'tick', job: job.name, at });
-    const pending = this.#pending.get(job.name);
+    let pending = this.#pending.get(job.name);
+    if (pending?.owed) {
+      clearTimeout(pending.timer);
+      this.#pending.delete(job.name);
+      pending = undefined;
+    }
     const running = this.#running.get(job.name);
+    if (running) this.#skipped.set(job.name, at);
     if (pending || running) {
       const why = running ? 'running' : 'pending';
       const since = running?.since ?? pending!.since;
@@ -165,8 +191,9 @@ export class Scheduler {
     const since = this.#now();
     this.#emit({ type: 'start', job: job.name, at: since });
     const done = (async () => {
+      let result: JobResult | undefined;
       try {
-        const result = await job.run(this.#abort.signal);
+        result = await job.run(this.#abort.signal, this.#abortInFlight.signal);
         this.#results.push(result);
         this.#emit({ type: 'finish', job: job.name, at: this.#now(), result });
       } catch (error) {
@@ -182,10 +209,31 @@ export class Scheduler {
         this.#emit({ type: 'error', job: job.name, at: this.#now(), error });
       } finally {
         this.#running.delete(job.name);
+        this.#startOwed(job, result);
       }
     })();
     this.#running.set(job.name, { since, done });
     return true;
+  }
+
+  /** After a run: the tick it made skip, when it ended stopped, starts once the stop allows it. */
+  #startOwed(job: ScheduledJob, result: JobResult | undefined): void {
+    const tick = this.#skipped.get(job.name);
+    this.#skipped.delete(job.name);
+    if (tick === undefined || result?.outcome !== 'stopped' || this.#state !== 'started') return;
+    const at = Math.max(tick + job.offsetMs, result.resumeAt ?? 0);
+    const timer = setTimeout(
+      () => {
+        this.#pending.delete(job.name);
+        this.#startRun(job);
+      },
+      Math.max(0, at - this.#now()),
+    );
+    this.#pending.set(job.name, { timer, since: tick, owed: true });
+    this.#logger.info(
+      { job: job.name, skipped: new Date(tick).toISOString(), at: new Date(at).toISOString() },
+      `${job.name} ended stopped after skipping its tick of ${new Date(tick).toISOString()}: that tick's run starts at ${new Date(at).toISOString()}, or at the next tick if it comes first`,
+    );
   }
 
   /** Run a job now, outside its schedule (same no-overlap rule). False when it is already running. */
@@ -201,30 +249,35 @@ export class Scheduler {
   }
 
   /**
-   * Graceful stop: no more ticks, pending starts cancelled, running jobs aborted (each finishes or
-   * abandons its page in flight, never half-writes it) and awaited. Safe to call twice.
+   * Graceful stop: no more ticks, pending starts cancelled, running jobs aborted (each abandons its
+   * request in flight, never half-writes its page) and awaited. With `finishInFlight`, running jobs
+   * start no new request but finish the one in flight and write its page: nothing is spent that
+   * the upstream did not see. Safe to call twice (the first call's way holds).
    */
-  stop(reason = 'stop requested'): Promise<void> {
-    this.#stopping ??= this.#stop(reason);
+  stop(reason = 'stop requested', options: { finishInFlight?: boolean } = {}): Promise<void> {
+    this.#stopping ??= this.#stop(reason, options.finishInFlight === true);
     return this.#stopping;
   }
 
-  async #stop(reason: string): Promise<void> {
+  async #stop(reason: string, finishInFlight: boolean): Promise<void> {
     const wasStarted = this.#state === 'started';
     this.#state = 'stopping';
     for (const h of this.#handles.splice(0)) h.stop();
     for (const p of this.#pending.values()) clearTimeout(p.timer);
     this.#pending.clear();
+    this.#skipped.clear();
     const running = this.running();
     if (wasStarted)
       this.#logger.info(
         { reason, running },
         running.length
-          ? `stopping (${reason}): waiting for ${running.join(', ')} to end (the request in flight is abandoned, its page not written)`
+          ? `stopping (${reason}): waiting for ${running.join(', ')} to end (${finishInFlight ? 'the request in flight is finished and its page written' : 'the request in flight is abandoned, its page not written'})`
           : `stopping (${reason})`,
       );
     this.#abort.abort();
+    if (!finishInFlight) this.#abortInFlight.abort();
     await this.idle();
+    this.#abortInFlight.abort();
     this.#state = 'stopped';
     if (wasStarted) this.#logger.info({}, 'scheduler stopped');
   }

@@ -46,7 +46,8 @@ export function scheduledJobs(ctx: JobContext, options: ScheduledJobsOptions = {
     cron: t.cron,
     timeZone: t.timeZone,
     offsetMs: i * t.staggerMs,
-    run: (signal) => runTrending(ctx, { region, signal, maxPages: t.maxPages, ...credential }),
+    run: (signal, inFlightSignal) =>
+      runTrending(ctx, { region, signal, inFlightSignal, maxPages: t.maxPages, ...credential }),
   }));
   if (options.backfill !== false) {
     jobs.push({
@@ -54,7 +55,7 @@ export function scheduledJobs(ctx: JobContext, options: ScheduledJobsOptions = {
       cron: b.cron,
       timeZone: b.timeZone,
       offsetMs: b.staggerMs,
-      run: (signal) => runBackfill(ctx, { signal, ...credential }),
+      run: (signal, inFlightSignal) => runBackfill(ctx, { signal, inFlightSignal, ...credential }),
     });
   }
   return jobs;

@@ -14,6 +14,7 @@ import type { Ledger } from '../../src/ledger/types.js';
 import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { ANY_KEY_PROJECT, type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { cli } from '../cli/helpers.js';
+import { journalDir } from './drivers.js';
 import { type HistoryRun, historyRuns, type Served, startServe, tokensFile, writeConfig } from './helpers.js';
 
 const run = promisify(execFile);
@@ -71,6 +72,7 @@ function env(token: string, extra: Record<string, string> = {}): NodeJS.ProcessE
     QUOTA_GUARD_CREDENTIAL: cred,
     YOUTUBE_API_KEY: 'k-test',
     YOUTUBE_BASE_URL: sim.url,
+    QUOTA_GUARD_JOURNAL: join(journalDir(), 'journal.jsonl'),
     ...extra,
   };
 }

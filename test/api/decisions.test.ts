@@ -295,6 +295,20 @@ describe('GET /v1/status and the document', () => {
     expect(empty.body).toMatchObject({ error: { code: 'QG_INVALID_ARGUMENT', field: 'credential' } });
   });
 
+  it('records a late spend and voids an unused one (late.test.ts has the rest)', async () => {
+    const c = client(secrets['py-cron']);
+    const late = {
+      credential: cred,
+      method: 'videos.list',
+      tag: 'trending:FR',
+      entry: 'doc-late',
+      at: Date.now(),
+    };
+    expect((await c.call('POST', '/v1/record', late)).body).toMatchObject({ outcome: 'recorded' });
+    const unused = await c.call('POST', '/v1/void', { credential: cred, entry: 'doc-late' });
+    expect(unused.body).toEqual({ entry: 'doc-late', outcome: 'refunded' });
+  });
+
   it('every route of openapi.yaml was called and answered as it says', () => {
     expect(OPENAPI.openapi).toBe('3.1.0');
     for (const [path, ops] of Object.entries(OPENAPI.paths)) {

@@ -72,15 +72,16 @@ export function tokensFile(
   return { file, secrets };
 }
 
-/** `quota-guard serve --decisions` on a free loopback port, until `stop`. */
+/** `quota-guard serve --decisions` on a free loopback port (or `listen`), until `stop`. */
 export async function startServe(
   config: string,
   extra: string[] = [],
   env: NodeJS.ProcessEnv = {},
+  listen = '127.0.0.1:0',
 ): Promise<Served> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', BIN, 'serve', '--config', config, '--http', '127.0.0.1:0', '--decisions', ...extra],
+    ['--import', 'tsx', BIN, 'serve', '--config', config, '--http', listen, '--decisions', ...extra],
     { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { journalDir } from './drivers.js';
 import { ApiClient, type Served, startServe, writeConfig } from './helpers.js';
 
 const run = promisify(execFile);
@@ -31,6 +32,12 @@ it('answers a spend with reason store-down, and the clients apply their fail mod
   expect(r.body).toMatchObject({ allowed: false, reason: 'store-down', entry: 'down-1' });
   const report = await client.report({ credential: 'default', entry: 'down-1', outcome: 'sent' });
   expect(report.status).toBe(503);
+  // A late record and a void wait for the store too: the clients keep them in their journals.
+  const late = { credential: 'default', method: 'videos.list', entry: 'down-2', at: Date.now() };
+  expect((await client.call('POST', '/v1/record', late)).status).toBe(503);
+  expect((await client.call('POST', '/v1/void', { credential: 'default', entry: 'down-1' })).status).toBe(
+    503,
+  );
   // The service allowed nothing: it says so, in its log and its metrics, and leaves it to the client.
   expect(served.stderr()).toMatch(/answered store-down, the caller applies its own fail mode/);
   expect(served.stderr()).not.toMatch(/fail-open/);
@@ -49,10 +56,11 @@ for url in (sys.argv[1], "http://127.0.0.1:9"):
         out[("up" if url == sys.argv[1] else "unreachable") + "-" + mode] = [d.allowed, d.reason]
 print(json.dumps(out))
 `;
-  const py = JSON.parse((await run('python3', ['-c', script, served.url], { cwd: PY })).stdout) as Record<
-    string,
-    [boolean, string]
-  >;
+  // Their fail-open spends go to a journal of the test's own.
+  const env = { ...process.env, QUOTA_GUARD_JOURNAL: join(journalDir(), 'journal.jsonl') };
+  const py = JSON.parse(
+    (await run('python3', ['-c', script, served.url], { cwd: PY, env })).stdout,
+  ) as Record<string, [boolean, string]>;
   expect(py).toEqual({
     'up-open': [true, 'fail-open'],
     'up-closed': [false, 'store-down'],
@@ -72,6 +80,9 @@ foreach ([$argv[1] => 'up', 'http://127.0.0.1:9' => 'unreachable'] as $url => $n
 }
 echo json_encode($out);
 `;
-  const ph = JSON.parse((await run('php', ['-r', php, '--', served.url])).stdout) as Record<string, unknown>;
+  const ph = JSON.parse((await run('php', ['-r', php, '--', served.url], { env })).stdout) as Record<
+    string,
+    unknown
+  >;
   expect(ph).toEqual(py);
 });

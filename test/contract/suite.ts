@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, assert, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Decision, Ledger, LedgerKind } from '../../src/index.js';
+import { describeLateEntries } from './late-suite.js';
 import { runModel } from './model.js';
 
 export interface ContractTarget {
@@ -543,6 +544,8 @@ export function describeLedgerContract(target: ContractTarget): void {
         expect(later.at).toBeGreaterThan(first.at);
       });
     });
+
+    describeLateEntries(target, () => ledger, key);
 
     it('answers ping and closes twice without complaint', async () => {
       const l = await target.open();

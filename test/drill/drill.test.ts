@@ -45,6 +45,13 @@ function expectPassed(r: DrillReport, quota: number): void {
   const mid = r.curve.find((p) => p.f >= 0.5)!;
   const end = r.curve.at(-1)!;
   expect(mid.ours).toBeLessThan(0.7 * end.ours);
+  // Each backfill run says why it ended, and together they spent what the backfill spent; the line
+  // is lifted at the day's last backfill run, 20 scaled minutes after the last tick.
+  expect(r.backfillRuns.length).toBeGreaterThan(0);
+  expect(r.backfillRuns.reduce((n, run) => n + run.units, 0)).toBe(r.backfillUnits);
+  const ends = ['line', 'headroom', 'budget', 'upstream', 'day-end', 'done', 'other'];
+  for (const run of r.backfillRuns) expect(ends).toContain(run.end);
+  expect(r.lineLiftedAtDayFraction).toBeCloseTo((23 + 1 / 3) / 24, 2);
   // Every kind of spender took part.
   expect(r.backfillUnits).toBeGreaterThan(0);
   expect(r.trendingUnits).toBeGreaterThan(0);
@@ -100,6 +107,8 @@ describe('drill on a short day', () => {
     expect(lines).toHaveLength(4);
     expect(Math.max(...lines)).toBe(report.curve.length);
     expect(drawn).toContain('upstream dry');
+    expect(drawn).toContain('line lifted');
+    expect(drawn).toContain('a backfill run ended by: ');
   }, 200_000);
 
   const cases: Array<[string, DrillOptions]> = [

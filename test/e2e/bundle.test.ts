@@ -17,6 +17,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator } from '../../src/youtube/simulator/index.js';
+import { startProcess } from '../harness/child.js';
 import { type RedisServer, startRedisServer } from '../harness/redis.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -125,6 +127,40 @@ describe('the bundled CLI', () => {
     expect(k.status).toBe(78);
     expect(k.stderr).toMatch(/^\(node:\d+\) Warning: Keys with collection values will be stringified/m);
     expect(k.stderr).toMatch(/^quota-guard: .*keyed\.yaml: \["\[ a, b \]"\]: unknown key/m);
+  });
+
+  it('reconciles through google-auth-library, found by Application Default Credentials', async () => {
+    // The simulator answers in this process, so the CLI runs beside it (not spawnSync). Its day is
+    // put where it is late morning now, so that the day has minutes to compare whatever the hour.
+    const sim = await startSimulator({ keys: ['k@alpha'] });
+    try {
+      const x = ((new Date().getUTCHours() - 11 + 36) % 24) - 12;
+      const zone = x === 0 ? 'Etc/GMT' : x > 0 ? `Etc/GMT+${x}` : `Etc/GMT${x}`;
+      const config = join(pkg, 'reconcile.yaml');
+      writeFileSync(
+        config,
+        `credentials: [{ id: default, project: alpha, timeZone: ${zone} }]\nreconcile: { monitoring: { baseUrl: "${sim.origin}" } }\n`,
+      );
+      const r = await startProcess(
+        process.execPath,
+        [join(pkg, 'dist/cli/bin.js'), 'reconcile', '--config', config],
+        {
+          cwd: pkg,
+          env: {
+            PATH: process.env['PATH'] ?? '',
+            HOME: pkg,
+            LOG_LEVEL: 'error',
+            GCE_METADATA_HOST: `127.0.0.1:${sim.port}`,
+          },
+          timeoutMs: 30_000,
+        },
+      ).exited;
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^alpha \(default\): reconciled up to \d\d:\d\d UTC \(1 read\)/);
+    } finally {
+      await sim.close();
+    }
   });
 
   it('reports a config mistake as one line, without a stack trace', () => {

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import type { Config } from '../../src/config/types.js';
-import type { GuardEvent, GuardLogger } from '../../src/guard/index.js';
+import { createGuard, type Guard, type GuardEvent, type GuardLogger } from '../../src/guard/index.js';
+import type { DayOf } from '../../src/guard/pacing.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger, OpenLedgerOptions } from '../../src/ledger/types.js';
 import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
+import type { YouTubeConfig as Config } from '../../src/youtube/config/types.js';
+import { scheduledNeed } from '../../src/youtube/cron-runs.js';
 import { fileTempDir } from '../harness/temp.js';
 
 export const tmp = fileTempDir('qg-guard-').dir;
@@ -48,5 +50,36 @@ export function capture(): Captured {
     info: (obj, msg) => lines.push({ level: 'info', msg, obj }),
     warn: (obj, msg) => lines.push({ level: 'warn', msg, obj }),
     onEvent: (e) => events.push(e),
+  };
+}
+
+/**
+ * A guard over a fresh SQLite ledger, both on one fake clock set by `set(ms)` (so nothing depends on
+ * when the test runs), told of the config's schedules (its trending runs are the scheduled need)
+ * unless `schedules: false`. The caller closes `ledger`.
+ */
+export async function clockedGuard(
+  raw: Record<string, unknown>,
+  options: { start: number; schedules?: boolean; upstreamDay?: DayOf },
+): Promise<{ guard: Guard; ledger: Ledger; config: Config; set(ms: number): void }> {
+  let clock = options.start;
+  const now = () => clock;
+  const ledger = await openSqlite({ now });
+  const cfg = config(raw);
+  const guard = createGuard({
+    config: cfg,
+    ledger,
+    logger: capture(),
+    now,
+    ...(options.schedules !== false ? { scheduledNeed: scheduledNeed(cfg) } : {}),
+    ...(options.upstreamDay ? { upstreamDay: options.upstreamDay } : {}),
+  });
+  return {
+    guard,
+    ledger,
+    config: cfg,
+    set: (ms) => {
+      clock = ms;
+    },
   };
 }

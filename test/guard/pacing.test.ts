@@ -4,12 +4,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../src/cli/render/status.js';
-import { createGuard, type Guard, quotaStatus } from '../../src/guard/index.js';
+import { type Guard, quotaStatus } from '../../src/guard/index.js';
 import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { scheduledNeed } from '../../src/youtube/cron-runs.js';
-import { capture, openSqlite } from './helpers.js';
+import { clockedGuard } from './helpers.js';
 
 const HOUR = 3_600_000;
 const DAY = Date.parse('2026-03-10T00:00:00Z');
@@ -27,20 +27,9 @@ interface Rig {
 }
 
 async function rig(raw: Record<string, unknown>, options: { schedules?: boolean } = {}): Promise<Rig> {
-  let clock = DAY;
-  const now = () => clock;
-  const ledger = await openSqlite({ now });
-  opened.push(ledger);
-  const config = parseConfig(raw, { env: {} });
-  // The YouTube application's schedules: its trending runs are the scheduled need.
-  const guard = createGuard({
-    config,
-    ledger,
-    logger: capture(),
-    now,
-    ...(options.schedules !== false ? { scheduledNeed: scheduledNeed(config) } : {}),
-  });
-  return { guard, ledger, at: (h) => (clock = DAY + h * HOUR) };
+  const r = await clockedGuard(raw, { start: DAY, ...options });
+  opened.push(r.ledger);
+  return { guard: r.guard, ledger: r.ledger, at: (h) => r.set(DAY + h * HOUR) };
 }
 
 /** Classic profile, one credential in UTC: 2 regions × 4 pages every hour at :00 and :02 = 8 units an hour. */
@@ -145,7 +134,8 @@ describe('status shows what is held back and the line', () => {
       ceiling: 850,
       pace: 'day',
       spentToday: 100,
-      allowedByNow: Math.floor(((850 * 12) / 23.5) * (1 - PACE_HOLD_BACK)),
+      // The allowance: 100 spent + what is left under 850 once the 96 units of need are spent.
+      allowedByNow: Math.floor((((850 - 96) * 12) / 23.5) * (1 - PACE_HOLD_BACK)),
       burstFrom: new Date(DAY + 23.5 * HOUR).toISOString(),
     });
     // One line per note, wrapped to the width: read it unwrapped.
@@ -154,7 +144,7 @@ describe('status shows what is held back and the line', () => {
       'backfill: up to 850 in the bucket (96 held back for 24 scheduled runs left today);',
     );
     expect(text).toContain(
-      `pace day: 100 spent today, ${Math.floor(((850 * 12) / 23.5) * 0.9)} allowed by now on its line`,
+      `pace day: 100 spent today, ${Math.floor((((850 - 96) * 12) / 23.5) * 0.9)} allowed by now on its line`,
     );
   });
 });
@@ -187,9 +177,8 @@ describe('the backfill is paced over the upstream day', () => {
       reason: 'budget',
       limitedBy: 'videos.batchGetStats backfill pace',
     });
-    // 95 more units: 1 % of the day's allowance, 1 % of the 23.5 hours.
-    expect(denied.retryAfterMs).toBeGreaterThanOrEqual(0.01 * 23.5 * HOUR - 1);
-    expect(denied.retryAfterMs).toBeLessThanOrEqual(0.01 * 23.5 * HOUR + 1);
+    // 95 more units (1 % of the day's allowance): the first ms at which the line reaches 2,520.
+    expect(denied.retryAfterMs).toBe(Math.ceil((23.5 * HOUR * 2_520) / 9_500) - 6 * HOUR);
     // 12:00: the line has risen to 12 / 23.5 of the allowance.
     r.at(12);
     expect((await spend(r, Math.floor((9_500 * 12) / 23.5) - 2_425)).allowed).toBe(true);
@@ -204,13 +193,31 @@ describe('the backfill is paced over the upstream day', () => {
     const r = await rig(CLASSIC);
     r.at(12);
     const line = await r.guard.pacingLine('c', 'units');
-    // 12:00: 12 ticks × 2 regions × 4 pages are still to come, all under the 850 backfill ceiling.
-    expect(line).toMatchObject({ scheduledNeed: 96, ceiling: 850, allowance: 850, holdBack: PACE_HOLD_BACK });
-    expect(line.allowed).toBe(Math.floor(((850 * 12) / 23.5) * (1 - PACE_HOLD_BACK)));
+    // 12:00: 12 ticks × 2 regions × 4 pages are still to come: under the 850 backfill ceiling they
+    // leave the backfill 754 for the day.
+    expect(line).toMatchObject({ scheduledNeed: 96, ceiling: 850, allowance: 754, holdBack: PACE_HOLD_BACK });
+    expect(line.allowed).toBe(Math.floor(((754 * 12) / 23.5) * (1 - PACE_HOLD_BACK)));
     // The line is lifted at the day's last backfill run (23:30, after the last trending run at 23:02).
     expect(line.burstFrom).toBe(DAY + 23.5 * HOUR);
-    expect(pacingLineAt(line, line.burstFrom - 1)).toBeLessThan(850);
-    expect(pacingLineAt(line, line.burstFrom)).toBe(850);
+    expect(pacingLineAt(line, line.burstFrom - 1)).toBeLessThan(754);
+    expect(pacingLineAt(line, line.burstFrom)).toBe(754);
+    // The backfill on its line; the 12:00 run (US) spends its 4 pages: the line dips while that
+    // run's need still counts (maxSleep after its start), and a backfill denied meanwhile is told
+    // to wait until the line allows it counting the need's drop at 12:00:30.001 (allowance 754
+    // again), not for the dipped line to rise that far.
+    const spend = (cost: number, tier: 'backfill' | 'scheduled') =>
+      r.guard.spend({ credential: 'c', bucket: 'units', cost, tier });
+    expect((await spend(line.allowed!, 'backfill')).allowed).toBe(true);
+    expect((await spend(4, 'scheduled')).allowed).toBe(true);
+    expect((await r.guard.pacingLine('c', 'units')).allowance).toBe(750);
+    const dipped = await spend(1, 'backfill');
+    expect(dipped).toMatchObject({ allowed: false, limitedBy: 'units backfill pace' });
+    const reaches = Math.ceil((23.5 * HOUR * (line.allowed! + 1)) / (754 * (1 - PACE_HOLD_BACK))) - 12 * HOUR;
+    expect(reaches).toBeGreaterThan(30_000);
+    expect(Math.abs(dipped.retryAfterMs - reaches)).toBeLessThanOrEqual(1);
+    // Once the run's need no longer counts, what it spent was what was held back for it.
+    r.at(12 + 31 / 3600);
+    expect((await r.guard.pacingLine('c', 'units')).allowance).toBe(754);
   });
 
   it('pace: none spends as fast as the ceiling allows; pace: <budget> leaves it to that budget', async () => {

@@ -166,6 +166,61 @@ describe('clock steps on the SQLite ledger', () => {
     await h.ledger.close();
   });
 
+  describe('times a caller gave `record` are never moved', () => {
+    const long = { key: 'k2h', limit: LIMIT, windowMs: 2 * H };
+    const entry = (id: string) => ({ key: `entry:${id}`, id, request: 'r' });
+
+    it('forward: the entry keeps its time and leaves the window when it would have', async () => {
+      const h = new Host();
+      h.offset = -H; // the wall clock is an hour behind
+      await h.open();
+      const start = h.real;
+      expect((await h.ledger.spend({ budgets: [long], cost: 40 })).allowed).toBe(true);
+      // A journal's spend, 90 real minutes ago: 30 minutes ago on the ledger's slow clock.
+      const at = start - 90 * MIN;
+      expect(await h.ledger.record({ budgets: [long], cost: 60, entry: entry('j'), at })).toMatchObject({
+        outcome: 'recorded',
+        at,
+      });
+      h.real += MIN;
+      h.offset = 0; // corrected by an hour
+      expect((await h.ledger.spend({ budgets: [long], cost: 1 })).allowed).toBe(false);
+      expect(h.steps.map((s) => s.stepMs)).toEqual([H]);
+      expect(await h.ledger.peek({ key: long.key, windowMs: long.windowMs })).toMatchObject({
+        used: 100,
+        oldestAt: at,
+        newestAt: start, // the spend's time, moved with the clock
+      });
+      // Two real hours after it was spent, and not a moment later, its 60 units are free.
+      h.real = at + 2 * H - 1;
+      expect((await h.ledger.spend({ budgets: [long], cost: 60 })).allowed).toBe(false);
+      h.real += 1;
+      expect((await h.ledger.spend({ budgets: [long], cost: 60 })).allowed).toBe(true);
+      await h.ledger.close();
+    });
+
+    it('back: the key keeps its entry until it has left the window', async () => {
+      const h = new Host();
+      h.offset = H; // the wall clock is an hour ahead
+      await h.open();
+      const start = h.real;
+      const at = start - 20 * MIN;
+      expect((await h.ledger.record({ budgets: [long], cost: 30, entry: entry('b'), at })).at).toBe(at);
+      h.real += MIN;
+      h.offset = 0;
+      // Another key's spend corrects the step: every stored time moves back an hour, not this one.
+      expect((await h.ledger.spend({ budgets: [budget], cost: 10 })).allowed).toBe(true);
+      expect(h.steps.map((s) => s.stepMs)).toEqual([-H]);
+      h.real = start + 60 * MIN;
+      expect((await h.ledger.peek({ key: long.key, windowMs: long.windowMs })).used).toBe(30);
+      h.real = at + 2 * H - 1;
+      expect((await h.ledger.spend({ budgets: [long], cost: 71 })).allowed).toBe(false);
+      h.real += 1;
+      expect((await h.ledger.spend({ budgets: [long], cost: 71 })).allowed).toBe(true);
+      await h.ledger.close();
+    });
+  });
+
   it('two processes on one file and one clock: the step is corrected and reported once', async () => {
     const a = await new Host().open();
     const bSteps: ClockStep[] = [];

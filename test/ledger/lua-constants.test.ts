@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EXPIRY_SLACK_MS } from '../../src/ledger/backend.js';
+import { EXPIRY_SLACK_MS, OUTSIDE_TAG_PREFIX } from '../../src/ledger/backend.js';
 import { LedgerCode } from '../../src/ledger/codes.js';
+import { VOID_MARK } from '../../src/ledger/remembered.js';
 import { LUA_DIR } from '../../src/ledger/scripts.js';
 
 // The Lua scripts cannot import TypeScript: lua/includes/base.lua repeats the numbers both sides
@@ -28,5 +29,14 @@ describe('lua/includes/base.lua mirrors the TypeScript constants', () => {
 
   it('keeps keys for the same slack after their window', () => {
     expect(luaLocals('EXPIRY_SLACK_MS').get('EXPIRY_SLACK_MS')).toBe(EXPIRY_SLACK_MS);
+  });
+
+  it('marks a remembered void the same way', () => {
+    expect(luaLocals('VOID_MARK').get('VOID_MARK')).toBe(VOID_MARK);
+  });
+
+  it('splits outside spend by the same tag prefix in lua/per-minute-2.lua', () => {
+    const perMinute = readFileSync(`${LUA_DIR}per-minute-2.lua`, 'utf8');
+    expect(/^local OUTSIDE_TAG_PREFIX = '([^']*)'$/m.exec(perMinute)?.[1]).toBe(OUTSIDE_TAG_PREFIX);
   });
 });

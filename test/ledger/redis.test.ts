@@ -38,7 +38,18 @@ describe('Redis ledger specifics', () => {
   it('every lua/ file, includes inlined, has the SHA1 that SCRIPT LOAD answers', async () => {
     const scripts = loadScripts();
     expect(scripts.map((s) => s.file).sort()).toEqual(
-      ['block-1', 'frees-2', 'peek-2', 'record-run', 'refund', 'spend', 'unblock-1'].sort(),
+      [
+        'block-1',
+        'frees-2',
+        'peek-2',
+        'per-minute-2',
+        'record',
+        'record-run',
+        'refund',
+        'spend',
+        'unblock-1',
+        'void',
+      ].sort(),
     );
     for (const s of scripts) {
       expect(s.lua).not.toMatch(/^\s*--- @include/m);
@@ -125,6 +136,31 @@ describe('Redis ledger specifics', () => {
     await ledger.spend({ budgets: [{ key: k, limit: 10, windowMs: W }], cost: 1 });
     expect(await redis.pttl(meta)).toBeGreaterThan(HOUR - 10_000);
     expect(await redis.pttl(log)).toBeLessThanOrEqual(W + 1000 + step);
+  });
+
+  it('keeps the pruning marks right for an entry recorded in the past: it frees exactly when it would have', async () => {
+    const k = key('past');
+    const W = 4000;
+    const b = { key: k, limit: 10, windowMs: W };
+    const spent = await ledger.spend({ budgets: [b], cost: 2 });
+    const at = spent.at - 3000;
+    const entry = { key: `${k}:entry:p`, id: 'p', request: 'r' };
+    expect((await ledger.record({ budgets: [b], cost: 5, entry, at })).outcome).toBe('recorded');
+    const { log, meta } = internalKeys(k, prefix);
+    const m = await redis.hgetall(meta);
+    expect(await redis.zscore(log, 'p:5:')).toBe(String(at * 1000));
+    expect(Number(m['t'])).toBe(7);
+    // The oldest mark goes back to it, the fast path ends when it leaves the window, the keys
+    // live at least until then.
+    expect(Number(m['o'])).toBe(at * 1000);
+    expect(Number(m[`f${W}`])).toBeLessThanOrEqual((at + W) * 1000);
+    expect(Number(m['x'])).toBeGreaterThanOrEqual(spent.at + W + 1000);
+    for (const name of [log, meta]) expect(await redis.pttl(name)).toBeGreaterThan(W);
+    // Once it has left the window its units are free, and the next spend prunes it.
+    await sleep(at + W - spent.at + 100);
+    expect(await ledger.spend({ budgets: [b], cost: 1 })).toMatchObject({ allowed: true, remaining: 7 });
+    expect(Number(await redis.hget(meta, 't'))).toBe(3);
+    expect(await redis.zscore(log, 'p:5:')).toBeNull();
   });
 
   it('leaves nothing behind once a short window has passed', async () => {

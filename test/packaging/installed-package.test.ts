@@ -205,7 +205,7 @@ describe('the CLI installed from the tarball', () => {
     });
   }
 
-  it('ships the build, the Lua scripts, the default config and the licence; no sources, no tests', () => {
+  it('ships the build, the Lua scripts, the default config, the clients, the API document and the licence; no sources, no tests', () => {
     const list = spawnSync('tar', ['-tzf', pkg.tarball], { encoding: 'utf8' }).stdout.split('\n');
     for (const f of [
       'LICENSE',
@@ -214,6 +214,11 @@ describe('the CLI installed from the tarball', () => {
       'dist/cli/bin.js',
       'dist/index.js',
       'config/default.yaml',
+      'clients/python/quota_guard.py',
+      'clients/python/pyproject.toml',
+      'clients/php/QuotaGuard.php',
+      'clients/php/composer.json',
+      'docs/openapi.yaml',
     ]) {
       expect(list, f).toContain(`package/${f}`);
     }

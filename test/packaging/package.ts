@@ -20,6 +20,8 @@ const SOURCES = [
   'scripts',
   'lua',
   'config',
+  'clients',
+  'docs/openapi.yaml',
   'README.md',
   'LICENSE',
   'CHANGELOG.md',

@@ -83,6 +83,43 @@ function fakeJob(
   return job;
 }
 
+const MIN = 60_000;
+
+/** A job that runs until `stop(resumeInMs)` ends it stopped (resuming then) or `finish()` ends it done. */
+function stoppingJob(name: string, offsetMs: number) {
+  const starts: number[] = [];
+  let active = 0;
+  let maxActive = 0;
+  let end: ((r: Partial<JobResult>) => void) | undefined;
+  const job: ScheduledJob & {
+    starts: number[];
+    stop(resumeInMs: number): void;
+    finish(): void;
+    maxActive(): number;
+  } = {
+    name,
+    cron: '0 * * * *',
+    timeZone: 'UTC',
+    offsetMs,
+    starts,
+    maxActive: () => maxActive,
+    stop: (ms) => end?.({ outcome: 'stopped', exitCode: 75, resumeAt: Date.now() + ms }),
+    finish: () => end?.({}),
+    async run(signal) {
+      const t = Date.now();
+      starts.push(t);
+      maxActive = Math.max(maxActive, ++active);
+      const how = await new Promise<Partial<JobResult>>((resolve) => {
+        end = resolve;
+        signal.addEventListener('abort', () => resolve({ outcome: 'aborted' }), { once: true });
+      });
+      active--;
+      return { ...result(name, t), ...how };
+    },
+  };
+  return job;
+}
+
 const schedulers: Scheduler[] = [];
 afterEach(async () => {
   vi.useRealTimers();
@@ -160,6 +197,68 @@ describe('scheduler on a fake clock', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     expect(late.starts).toHaveLength(1);
     expect(events.filter((e) => e.type === 'skip')).toMatchObject([{ job: 'trending:CA', why: 'pending' }]);
+  });
+
+  it('starts the run of a tick skipped while its job ran once that run ends stopped, when the stop allows', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.setSystemTime(Date.parse('2026-01-15T10:00:00Z'));
+    const ticks = new ManualTicks();
+    const job = stoppingJob('backfill', 20 * MIN);
+    const { s, log } = scheduler([job], ticks);
+    s.start();
+    const t0 = Date.now();
+    const since = () => job.starts.map((t) => (t - t0) / MIN);
+    ticks.tickAll(); // 10:00, the run starts at 10:20
+    await vi.advanceTimersByTimeAsync(60 * MIN);
+    ticks.tickAll(); // 11:00: still running, skipped
+    await vi.advanceTimersByTimeAsync(5 * MIN);
+    job.stop(30_000); // 11:05: stopped, may resume at 11:05:30
+    await vi.advanceTimersByTimeAsync(MIN);
+    expect(since()).toEqual([20]);
+    // The skipped tick's run starts at its own time, 11:20, not at the stop's resume time.
+    await vi.advanceTimersByTimeAsync(14 * MIN);
+    expect(since()).toEqual([20, 80]);
+    expect(log.lines.some((l) => l.msg.startsWith('backfill ended stopped after skipping its tick'))).toBe(
+      true,
+    );
+    // Stopped again with no tick skipped meanwhile: no run until the next tick.
+    job.stop(MIN);
+    await vi.advanceTimersByTimeAsync(30 * MIN);
+    expect(since()).toEqual([20, 80]);
+    ticks.tickAll(); // 11:50, the run starts at 12:10
+    await vi.advanceTimersByTimeAsync(20 * MIN);
+    ticks.tickAll(); // 12:10: running, skipped
+    // Stopped until 12:40, after the skipped tick's own start (12:30): it starts at 12:40.
+    job.stop(30 * MIN);
+    await vi.advanceTimersByTimeAsync(30 * MIN - 1);
+    expect(since()).toEqual([20, 80, 130]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(since()).toEqual([20, 80, 130, 160]);
+    expect(job.maxActive()).toBe(1);
+  });
+
+  it('owes nothing to a run that ended done, and lets the next tick replace a run it owes', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const ticks = new ManualTicks();
+    const job = stoppingJob('backfill', 0);
+    const { s } = scheduler([job], ticks);
+    s.start();
+    ticks.tickAll();
+    ticks.tickAll(); // skipped
+    job.finish();
+    await vi.advanceTimersByTimeAsync(60 * MIN);
+    expect(job.starts).toHaveLength(1);
+    ticks.tickAll();
+    ticks.tickAll(); // skipped
+    job.stop(120 * MIN); // owed in two hours
+    await vi.advanceTimersByTimeAsync(60 * MIN);
+    ticks.tickAll(); // the next tick runs at once and the owed run is dropped
+    await vi.advanceTimersByTimeAsync(0);
+    expect(job.starts).toHaveLength(3);
+    job.finish();
+    await vi.advanceTimersByTimeAsync(120 * MIN);
+    expect(job.starts).toHaveLength(3);
+    expect(job.maxActive()).toBe(1);
   });
 
   it('stops gracefully: no more ticks or pending starts, running jobs aborted and awaited', async () => {

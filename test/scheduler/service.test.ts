@@ -49,31 +49,38 @@ function manualTicks(): TickSource & { fire(): void } {
   };
 }
 
+/** One region's trending run on the service, its first page in flight (the simulator answers in 700 ms). */
+async function pageInFlight() {
+  const sim = await simulator(700);
+  const key = secretKey();
+  const cachePath = tmpPath('cache.db');
+  const store = `sqlite:${tmpPath('ledger.db')}`;
+  const config = parseConfig(
+    {
+      store,
+      cache: { path: cachePath },
+      upstream: { baseUrl: sim.url },
+      credentials: [{ id: 'default', apiKeyEnv: KEY_ENV }],
+      regions: ['US'],
+    },
+    { env: { [KEY_ENV]: key } },
+  );
+  const ticks = manualTicks();
+  const log = capture();
+  const qg = await openQuotaGuard(config, { logger: log });
+  const { ledger } = qg;
+  const service = await startService({ qg, ticks, backfill: false });
+  ticks.fire();
+  await until('the first page to be in flight', () => sim.requests.length >= 1);
+  const cred = config.credential('default');
+  const recorded = async (l = ledger) =>
+    (await l.peek(bucketWindow(cred, cred.buckets['units']!, Date.now()))).used;
+  return { sim, key, cachePath, store, service, log, recorded };
+}
+
 describe('graceful shutdown while a page is in flight', () => {
   it('abandons the page in flight at once (charged, unwritten), spends nothing more, and closes the ledger and the cache', async () => {
-    const sim = await simulator(700);
-    const key = secretKey();
-    const cachePath = tmpPath('cache.db');
-    const store = `sqlite:${tmpPath('ledger.db')}`;
-    const config = parseConfig(
-      {
-        store,
-        cache: { path: cachePath },
-        upstream: { baseUrl: sim.url },
-        credentials: [{ id: 'default', apiKeyEnv: KEY_ENV }],
-        regions: ['US'],
-      },
-      { env: { [KEY_ENV]: key } },
-    );
-    const ticks = manualTicks();
-    const log = capture();
-    const service = await startService({
-      qg: await openQuotaGuard(config, { logger: log }),
-      ticks,
-      backfill: false,
-    });
-    ticks.fire();
-    await until('the first page to be in flight', () => sim.requests.length >= 1);
+    const { sim, key, cachePath, store, service, log, recorded } = await pageInFlight();
     await service.stop('test');
 
     expect(service.scheduler.results()).toMatchObject([
@@ -88,9 +95,21 @@ describe('graceful shutdown while a page is in flight', () => {
     expect(cache.latestSnapshot('US')).toBeUndefined();
     const ledger = await openLedger(store);
     cleanup.push(() => ledger.close());
-    const cred = config.credential('default');
-    expect((await ledger.peek(bucketWindow(cred, cred.buckets['units']!, Date.now()))).used).toBe(1);
+    expect(await recorded(ledger)).toBe(1);
     expect(JSON.stringify(log.lines)).not.toContain(key);
+  });
+
+  it('with finishInFlight, writes the page in flight, starts no other, and leaves the ledger at what the upstream charged', async () => {
+    const { sim, service, recorded } = await pageInFlight();
+    cleanup.push(() => service.stop('test over'));
+    await service.scheduler.stop('end of the day', { finishInFlight: true });
+
+    expect(service.scheduler.results()).toMatchObject([
+      { job: 'trending:US', outcome: 'aborted', pages: 1, units: 1, videos: 50 },
+    ]);
+    expect(sim.requests.map((r) => r.status)).toEqual([200]);
+    expect(await recorded()).toBe(sim.charged());
+    expect(sim.charged()).toBe(1);
   });
 });
 

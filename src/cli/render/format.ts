@@ -58,7 +58,10 @@ export function bar(fraction: number, width = 20): string {
   return '█'.repeat(full) + '░'.repeat(width - full);
 }
 
-/** Left-aligned text columns, right-aligned numeric ones (a trailing `*` marks a note), two spaces apart. */
+/**
+ * Left-aligned text columns, right-aligned numeric ones (a sign may lead, a trailing `*` marks a
+ * note), two spaces apart.
+ */
 export function table(rows: string[][], indent = ''): string {
   const widths: number[] = [];
   const numeric: boolean[] = [];
@@ -66,7 +69,7 @@ export function table(rows: string[][], indent = ''): string {
     row.forEach((cell, i) => {
       widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
       if (r > 0 && cell !== '' && cell !== '-')
-        numeric[i] = (numeric[i] ?? true) && /^[\d,.]+\*?$/.test(cell);
+        numeric[i] = (numeric[i] ?? true) && /^[+-]?[\d,.]+\*?$/.test(cell);
     });
   });
   return rows

@@ -8,16 +8,14 @@
 // Registers the application's error codes, which this module throws.
 import '../errors.js';
 import { join } from 'node:path';
-import { isValidTimeZone } from '../../calendar-day.js';
+import { checkCron, checkTimeZone } from '../../config/cron.js';
 import { didYouMean, nameList, nameTable } from '../../config/names.js';
 import type { PartContext, PartInput, PartResolver } from '../../config/parts.js';
 import { absolutePath, configDir, DEFAULT_CACHE_FILE, dataDir } from '../../config/paths.js';
 import type { Path, Problems } from '../../config/problems.js';
-import { nearZone } from '../../config/resolve.js';
 import { BACKFILL_TIER } from '../../config/tiers.js';
 import type { Config, PacingConfig } from '../../config/types.js';
 import { ConfigError } from '../../errors.js';
-import { nodeCron } from '../../time-libs.js';
 import { DEFAULT_BACKFILL_CRON, DEFAULT_TRENDING_CRON } from '../defaults.js';
 import { ISO_3166_1_ALPHA_2 } from './regions.js';
 import type { YouTubeShape } from './schema.js';
@@ -136,39 +134,13 @@ function resolvePace(pace: string, { core, problems }: PartContext): BackfillPac
  */
 const BUILT_IN_CRONS: ReadonlySet<string> = new Set([DEFAULT_TRENDING_CRON, DEFAULT_BACKFILL_CRON]);
 
-/** What each cron field accepts, for the line that says which one is wrong. */
-const CRON_FIELDS: Readonly<Record<string, string>> = nameTable([
-  ['second', '0-59'],
-  ['minute', '0-59'],
-  ['hour', '0-23'],
-  ['day', '1-31'],
-  ['month', '1-12 or jan-dec'],
-  ['weekday', '0-7 or sun-sat'],
-]);
-const CRON_SHAPE =
-  'not a cron expression (five fields: minute hour day month weekday, or six with seconds first)';
-
 function resolveSchedule(
   s: { cron: string; stagger: number; timeZone: string },
   at: Path,
   problems: Problems,
 ): ScheduleConfig {
-  const v = BUILT_IN_CRONS.has(s.cron) ? undefined : nodeCron().validateDetailed(s.cron);
-  if (v && !v.valid) {
-    // node-cron's own words ("61 is a invalid expression for minute") said in ours, field by field.
-    const why =
-      v.errors
-        .map((e: { field?: string; value?: unknown }) =>
-          e.field !== undefined && Object.hasOwn(CRON_FIELDS, e.field)
-            ? `the ${e.field} field '${String(e.value)}' is out of range or malformed (${CRON_FIELDS[e.field]})`
-            : undefined,
-        )
-        .filter((w: string | undefined) => w !== undefined)
-        .join('; ') || CRON_SHAPE;
-    problems.add([...at, 'cron'], `'${s.cron}': ${why}`);
-  }
-  if (!isValidTimeZone(s.timeZone))
-    problems.add([...at, 'timeZone'], `unknown time zone '${s.timeZone}'${nearZone(s.timeZone)}`);
+  checkCron(s.cron, [...at, 'cron'], problems, BUILT_IN_CRONS);
+  checkTimeZone(s.timeZone, [...at, 'timeZone'], problems);
   return { cron: s.cron, staggerMs: s.stagger, timeZone: s.timeZone };
 }
 

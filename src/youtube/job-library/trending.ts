@@ -44,7 +44,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
   }
   const categories = options.categories ?? ctx.config.categories[region] ?? [];
   const charts: Array<string | undefined> = categories.length ? [...categories] : [undefined];
-  const run = new JobRun(ctx, trendingJob(region), credential, options.signal);
+  const run = new JobRun(ctx, trendingJob(region), credential, options.signal, options.inFlightSignal);
   run.labels = { region };
   const tag = spendTag('trending', region, TRENDING_METHOD);
 

@@ -17,10 +17,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as z from 'zod';
 import { InvalidArgumentError, isQuotaGuardError } from '../../errors.js';
+import { readJson } from './body.js';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
 import type { Simulator } from './types.js';
-
-const MAX_BODY = 64 * 1024;
 
 const SpendBehindSchema = z.strictObject({
   project: z.string().min(1),
@@ -52,32 +51,6 @@ function parse<T>(schema: z.ZodType<T>, value: unknown): T {
     throw new InvalidArgumentError(i?.path.join('.') || 'body', i?.message ?? 'invalid');
   }
   return r.data;
-}
-
-function readJson(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        reject(new InvalidArgumentError('body', `larger than ${MAX_BODY} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8').trim();
-      if (text === '') return resolve({});
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(new InvalidArgumentError('body', 'is not JSON'));
-      }
-    });
-    req.on('error', reject);
-  });
 }
 
 function clockState(sim: Simulator) {

@@ -28,10 +28,12 @@ import { handleControl } from './control-routes.js';
 import { Corpus } from './corpus.js';
 import { type ApiError, apiErrors } from './envelope.js';
 import { Faults } from './faults.js';
+import { GoogleCloud } from './google-cloud.js';
 import { type BucketUsage, DayClock, QuotaBook } from './quota.js';
 import { Replies } from './replies.js';
 import { hash32 } from './rng.js';
 import type { RequestLogEntry, SimClock, Simulator, SimulatorOptions, SimulatorStats } from './types.js';
+import { UsageMinutes } from './usage-minutes.js';
 
 export const DEFAULT_REGIONS: readonly string[] = CONFIG_DEFAULT_REGIONS;
 export const API_PREFIX = '/youtube/v3';
@@ -63,6 +65,7 @@ const OptionsSchema = z.object({
     .min(1)
     .optional(),
   maxLog: z.number().int().min(1).optional(),
+  monitoringDelaySec: z.number().min(0).optional(),
 });
 
 function validated(options: SimulatorOptions): z.infer<typeof OptionsSchema> {
@@ -174,7 +177,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const path = qi < 0 ? url : url.slice(0, qi);
     const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
     try {
-      if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) {
+      if (w.cloud.handles(path)) {
+        w.cloud.handle(req, res, path, query);
+      } else if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) {
         handleControl(sim, req, res, path.slice(CONTROL_PREFIX.length), query);
       } else {
         handleApi(w, req, res, path, query);
@@ -219,6 +224,10 @@ interface World {
   clock: SimClock;
   day: DayClock;
   book: QuotaBook;
+  /** What was charged, by minute: Cloud Monitoring's series. */
+  usage: UsageMinutes;
+  /** The Google Cloud routes (token, metadata server, Monitoring, Quotas). */
+  cloud: GoogleCloud;
   corpus: Corpus;
   routes: Map<string, Route>;
   faults: Faults;
@@ -249,6 +258,22 @@ function buildWorld(options: SimulatorOptions): World {
   const chartPeriodSec =
     o.chartPeriodSec ?? (o.dayLengthSec === undefined ? 3_600 : Math.max(1, o.dayLengthSec / 24));
   const corpus = new Corpus({ seed, regions, periodMs: Math.round(chartPeriodSec * 1000) });
+  const usage = new UsageMinutes(day);
+  const book = new QuotaBook(quotas, day);
+  const projects = () => [
+    ...new Set<string>([...(keyMap ? keyMap.values() : [ANY_KEY_PROJECT]), ...book.projects()]),
+  ];
+  const cloud = new GoogleCloud(
+    {
+      profile,
+      quotas,
+      usage,
+      now: () => clock.now(),
+      projects,
+      projectNumber: (project) => projectNumberOf(seed, project),
+    },
+    o.monitoringDelaySec === undefined ? undefined : Math.round(o.monitoringDelaySec * 1000),
+  );
   return {
     host: o.host ?? '127.0.0.1',
     port: o.port ?? 0,
@@ -260,7 +285,9 @@ function buildWorld(options: SimulatorOptions): World {
     regions,
     clock,
     day,
-    book: new QuotaBook(quotas, day),
+    book,
+    usage,
+    cloud,
     corpus,
     routes: buildRoutes(corpus),
     faults,
@@ -273,7 +300,11 @@ function buildWorld(options: SimulatorOptions): World {
 
 /** A project's number, as the API names the consumer in its quota answers (stable per name). */
 function projectNumber(w: World, project: string): string {
-  return String(100_000_000_000 + hash32(w.seed, 'project', project));
+  return projectNumberOf(w.seed, project);
+}
+
+function projectNumberOf(seed: string, project: string): string {
+  return String(100_000_000_000 + hash32(seed, 'project', project));
 }
 
 function knownProjects(w: World): string[] {
@@ -297,6 +328,7 @@ function handleApi(
   const charged = { at: now, method: route.method, project, bucket: spec.bucket, cost: spec.cost };
   const fits = w.book.fits(project, spec.bucket, spec.cost, now);
   w.book.charge(project, spec.bucket, spec.cost, now);
+  w.usage.record(project, spec.bucket, `youtube.api.v3.${route.method}`, spec.cost, now);
   if (!fits) {
     const names = w.profile.upstreamNames[spec.bucket];
     const e =
@@ -444,9 +476,11 @@ function simulatorHandle(w: World, stopListening: () => Promise<void>): Simulato
       if (!Number.isInteger(units) || units < 1)
         throw new InvalidArgumentError('units', 'must be an integer >= 1');
       book.spendBehind(project, bucket, units, clock.now());
+      w.usage.record(project, bucket, 'youtube.api.v3.unseen', units, clock.now());
     },
     nextResetAt: () => day.at(clock.now()).end,
     faults,
+    monitoring: w.cloud,
     sockets: {
       get accepted() {
         return sockets.accepted;
@@ -458,6 +492,7 @@ function simulatorHandle(w: World, stopListening: () => Promise<void>): Simulato
     stats: () => simulatorStats(w, sim.url),
     close: async () => {
       w.replies.cancel();
+      w.cloud.close();
       for (const res of w.hanging) res.destroy();
       w.hanging.clear();
       await stopListening();

@@ -5,6 +5,7 @@
  */
 import type { ProfileId, QuotaProfile } from '../../profiles/profiles.js';
 import type { FaultControl, FaultKind, FaultOptions, FaultState } from './faults.js';
+import type { GoogleCloudControl } from './google-cloud.js';
 import type { BucketUsage } from './quota.js';
 
 export interface SimulatorOptions {
@@ -44,6 +45,11 @@ export interface SimulatorOptions {
   faults?: FaultOptions;
   /** Request log entries kept in memory (default 200,000; older ones are dropped, totals are not). */
   maxLog?: number;
+  /**
+   * Cloud Monitoring's delay: a minute's usage point shows this many seconds after the minute ends
+   * (default four minutes; in a compressed day, four of its minutes).
+   */
+  monitoringDelaySec?: number;
   /** Called for every request served (after the log entry is recorded). */
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -112,6 +118,8 @@ export interface Simulator {
   /** Epoch ms of the simulator's next quota reset. */
   nextResetAt(): number;
   readonly faults: FaultControl;
+  /** The Google Cloud side: Monitoring's minute and delay, tokens, its faults (google-cloud.ts). */
+  readonly monitoring: GoogleCloudControl;
   /** Connections accepted so far and open now. */
   readonly sockets: { readonly accepted: number; readonly open: number };
   stats(): SimulatorStats;

@@ -6,36 +6,25 @@
  * src/outcome/google.ts; this file adds what only YouTube's answers mean (a region without a
  * chart). See docs/upstream.md for the shapes and where they were recorded.
  *
- * Transport failures: 'never' only when we can prove the request was not written: the failure
- * came out of connection establishment (refused, DNS, TLS handshake, connect timeout: the client
- * tags those errors in its connector), or the request was refused before it was dispatched (pool
- * closed, already aborted). Everything else (reset, headers or body timeout, a half-read body) may
- * have been received and charged: 'maybe'.
+ * Transport failures are classified in src/outcome/transport.ts (for any client): 'never' only when
+ * the request provably was not written, 'maybe' (charged) otherwise.
  */
 // Registers the application's error codes, which this module throws.
 import '../errors.js';
-import { type Reached, UpstreamError } from '../../outcome/errors.js';
+import { UpstreamError } from '../../outcome/errors.js';
 import {
   type GoogleErrorFacts,
   googleErrorFromResponse,
   type HeadersLike,
   type RefinedCode,
 } from '../../outcome/google.js';
-import { redactText } from '../../outcome/redact.js';
+import type { TransportContext } from '../../outcome/transport.js';
 
 export { parseRetryAfter } from '../../outcome/google.js';
+export { errorFromTransport, scrubbedCause, type TransportFacts } from '../../outcome/transport.js';
 
-export interface CallContext {
-  /** API method name, e.g. 'videos.list'. */
-  method: string;
-  /** The request URL, already redacted. */
-  url: string;
-  /** The API key, only so that it can be scrubbed from foreign text. */
-  secret: string;
-}
-
-/** Codes undici uses when it refused a request before dispatching it. */
-const NOT_DISPATCHED = new Set(['UND_ERR_DESTROYED', 'UND_ERR_CLOSED', 'UND_ERR_INVALID_ARG']);
+/** Who made the call: the API method name (e.g. 'videos.list'), the redacted URL, the API key. */
+export type CallContext = TransportContext;
 
 /**
  * YouTube's own 4xx reasons: a configured region the upstream has no chart for
@@ -72,49 +61,5 @@ export function badResponse(
     method: ctx.method,
     url: ctx.url,
     ...(issues === undefined ? {} : { details: { issues } }),
-  });
-}
-
-/**
- * A scrubbed stand-in for a foreign error (undici's, node's): same name, code and message with the
- * key removed, and none of its own properties (which may hold the request path and its query).
- */
-export function scrubbedCause(e: unknown, secret: string, depth = 0): Error {
-  const src = e as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown } | null;
-  const message = typeof src?.message === 'string' ? src.message : String(e);
-  const cause =
-    depth < 3 && src?.cause !== undefined && src.cause !== null
-      ? { cause: scrubbedCause(src.cause, secret, depth + 1) }
-      : undefined;
-  const out = new Error(redactText(message, secret), cause) as Error & { code?: string };
-  if (typeof src?.name === 'string') out.name = src.name;
-  if (typeof src?.code === 'string') out.code = src.code;
-  return out;
-}
-
-export interface TransportFacts {
-  /** The error came out of connection establishment (tagged by the client's connector). */
-  connectFailed: boolean;
-  /** The call was aborted before it was handed to the pool. */
-  abortedBeforeDispatch: boolean;
-}
-
-/** An error for a failure below HTTP. */
-export function errorFromTransport(e: unknown, facts: TransportFacts, ctx: CallContext): UpstreamError {
-  const code = (e as { code?: unknown } | null)?.code;
-  const never =
-    facts.connectFailed ||
-    facts.abortedBeforeDispatch ||
-    (typeof code === 'string' && NOT_DISPATCHED.has(code));
-  const reached: Reached = never ? 'never' : 'maybe';
-  const what = never ? 'request not sent' : 'no complete answer (the request may have been received)';
-  const cause = scrubbedCause(e, ctx.secret);
-  const label = typeof code === 'string' ? code : cause.name;
-  return new UpstreamError('QG_UPSTREAM_TRANSPORT', `${ctx.method}: ${what}: ${cause.message} (${label})`, {
-    reached,
-    method: ctx.method,
-    url: ctx.url,
-    cause,
-    ...(typeof code === 'string' ? { details: { transportCode: code } } : {}),
   });
 }

@@ -13,12 +13,13 @@ import { positiveIntOption } from '../../argument-checks.js';
 import { QuotaGuardError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { UpstreamError } from '../../outcome/errors.js';
+import { type BoundedAnswer, boundedGet, rememberConnectFailures } from '../../outcome/transport.js';
 import {
   DEFAULT_BASE_URL,
   DEFAULT_UPSTREAM_DEADLINE_MS,
   DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES,
 } from '../defaults.js';
-import { badResponse, type CallContext, errorFromResponse, errorFromTransport } from './classify.js';
+import { badResponse, type CallContext, errorFromResponse } from './classify.js';
 import { redactKeyParam, redactText } from './redact.js';
 import {
   type BatchGetStatsResponse,
@@ -262,14 +263,9 @@ interface Transport {
 
 function openTransport(settings: ClientSettings, log: UpstreamLogger | undefined): Transport {
   const { timeouts, keepAliveMs } = settings;
-  const connectFailures = new WeakSet<object>();
-  const baseConnect = buildConnector({ timeout: timeouts.connectMs });
-  const connect: buildConnector.connector = (opts, callback) =>
-    baseConnect(opts, (...args) => {
-      const err = args[0];
-      if (err) connectFailures.add(err);
-      callback(...args);
-    });
+  const { connect, failures: connectFailures } = rememberConnectFailures(
+    buildConnector({ timeout: timeouts.connectMs }),
+  );
 
   const pool = new Pool(settings.origin, {
     connections: settings.connections,
@@ -308,58 +304,27 @@ async function request<S extends z.ZodType>(
   const fullPath = `${basePath}${path}?${params.toString()}`;
   const ctx: CallContext = { method, url: redactKeyParam(`${origin}${fullPath}`), secret: apiKey };
   const started = performance.now();
-  const callerSignal = callOptions?.signal;
-  const abortedBeforeDispatch = callerSignal?.aborted === true;
-  // The whole request's deadline: one timer for connect, headers and body together.
-  const deadline = new AbortController();
-  const { totalMs } = t.settings.timeouts;
-  const timer = setTimeout(() => deadline.abort(new Error('deadline')), totalMs);
-  timer.unref();
-  const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal;
-
-  let status = 0;
-  let headers: Record<string, string | string[] | undefined> = {};
-  let text: string;
-  let answered = false;
-  let bytesRead = 0;
+  let answer: BoundedAnswer;
   try {
-    if (abortedBeforeDispatch) throw callerSignal?.reason ?? new Error('aborted');
-    const res = await t.pool.request({
-      method: 'GET',
+    answer = await boundedGet({
+      pool: t.pool,
       path: fullPath,
       headers: { accept: 'application/json', 'user-agent': 'quota-guard' },
-      signal,
+      totalMs: t.settings.timeouts.totalMs,
+      maxBytes: t.settings.maxResponseBytes,
+      ctx,
+      connectFailures: t.connectFailures,
+      ...(callOptions?.signal !== undefined ? { signal: callOptions.signal } : {}),
     });
-    answered = true;
-    status = res.statusCode;
-    headers = res.headers;
-    const body = await readBounded(res.body, headers, t.settings.maxResponseBytes, (n) => {
-      bytesRead = n;
-    });
-    if (body === undefined) throw tooLarge(ctx, status, bytesRead, t.settings.maxResponseBytes);
-    text = body;
   } catch (e) {
-    const err =
-      e instanceof UpstreamError
-        ? e
-        : deadline.signal.aborted && callerSignal?.aborted !== true
-          ? deadlineError(ctx, totalMs, answered, status, bytesRead)
-          : errorFromTransport(
-              e,
-              {
-                connectFailed: typeof e === 'object' && e !== null && t.connectFailures.has(e),
-                abortedBeforeDispatch,
-              },
-              ctx,
-            );
+    const err = e as UpstreamError;
     log?.warn(
       { method, url: ctx.url, code: err.code, reached: err.reached, ms: elapsed(started) },
       err.message,
     );
     throw err;
-  } finally {
-    clearTimeout(timer);
   }
+  const { status, headers, text } = answer;
 
   log?.debug?.({ method, url: ctx.url, status, ms: elapsed(started) }, 'upstream request');
   if (status < 200 || status >= 300) {
@@ -371,73 +336,6 @@ async function request<S extends z.ZodType>(
     throw err;
   }
   return parseBody(ctx, status, text, schema, log);
-}
-
-/**
- * The body as text, or undefined once it passes `max` bytes: a declared Content-Length over it is
- * refused before a byte is read, and reading stops at the first chunk past it (the socket is
- * closed, never the whole answer buffered).
- */
-async function readBounded(
-  body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
-  headers: Record<string, string | string[] | undefined>,
-  max: number,
-  progress: (bytes: number) => void,
-): Promise<string | undefined> {
-  const declared = Number(headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) {
-    body.destroy();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    progress(size);
-    if (size > max) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-/** The answer is larger than the client reads: sent, answered, charged. */
-function tooLarge(ctx: CallContext, status: number, bytesRead: number, max: number): UpstreamError {
-  return new UpstreamError(
-    'QG_UPSTREAM_TOO_LARGE',
-    `${ctx.method}: the answer is larger than ${max} bytes (upstream.maxResponseBytes); reading stopped`,
-    {
-      reached: 'yes',
-      status,
-      method: ctx.method,
-      url: ctx.url,
-      details: { bytesRead, maxResponseBytes: max },
-    },
-  );
-}
-
-/** The whole request outlived its deadline: it may have been received, so it counts as charged. */
-function deadlineError(
-  ctx: CallContext,
-  totalMs: number,
-  answered: boolean,
-  status: number,
-  bytesRead: number,
-): UpstreamError {
-  const when = answered ? `the answer was still arriving (${bytesRead} bytes)` : 'no answer yet';
-  return new UpstreamError(
-    'QG_UPSTREAM_DEADLINE',
-    `${ctx.method}: no complete answer within ${totalMs} ms (upstream.deadline): ${when}`,
-    {
-      reached: answered ? 'yes' : 'maybe',
-      ...(answered ? { status } : {}),
-      method: ctx.method,
-      url: ctx.url,
-      details: { deadlineMs: totalMs, bytesRead },
-    },
-  );
 }
 
 function parseBody<S extends z.ZodType>(
