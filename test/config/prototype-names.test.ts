@@ -10,7 +10,7 @@ import { ConfigError, isQuotaGuardError } from '../../src/errors.js';
 import { createGuard, type Guard } from '../../src/guard/guard.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { getProfile } from '../../src/profiles/profiles.js';
+import { getProfile, methodSpec } from '../../src/profiles/profiles.js';
 import { parseYouTubeConfig } from '../../src/youtube/config/part.js';
 
 const NAMES = Object.getOwnPropertyNames(Object.prototype);
@@ -59,6 +59,7 @@ describe('every Object.prototype name', () => {
     expect(codeOf(() => methodOf(credential, name))).toBe('QG_UNKNOWN_METHOD');
     expect(codeOf(() => config.region(name))).toBe('QG_UNKNOWN_REGION');
     expect(getProfile(name, config.profiles)).toBeUndefined();
+    expect(methodSpec(config.profiles['youtube-2026']!, name)).toBeUndefined();
   });
 
   it.each(NAMES)('%s: the ordinary unknown-name problem wherever a config file names it', (name) => {
