@@ -10,6 +10,7 @@ import { PACKAGED_PART_KEYS } from '../../src/config/parts.js';
 import { ConfigError } from '../../src/errors.js';
 import { parseYouTubeConfig, youtubeConfigPart } from '../../src/youtube/config/part.js';
 import { YOUTUBE_KEYS } from '../../src/youtube/config/resolver.js';
+import { cli, configFile } from '../cli/helpers.js';
 
 /** The problem lines of a config that must not parse. */
 function problems(parse: () => unknown): string[] {
@@ -75,6 +76,19 @@ describe('a config with twelve independent mistakes', () => {
       expect(mine[0]).toMatch(says);
     }
     expect(lines.join('\n')).not.toMatch(/undefined/);
+  });
+
+  it('the command says the same twelve lines, exit 78, from the file', async () => {
+    const file = configFile(JSON.stringify(RAW));
+    const out = await cli('plan', '--config', file);
+    expect(out.code).toBe(78);
+    const lines = out.stderr.trimEnd().split('\n');
+    expect(lines, out.stderr).toHaveLength(TWELVE.length);
+    for (const [path, says] of TWELVE) {
+      const mine = lines.filter((l) => l.startsWith(`quota-guard: ${file}: ${path}:`));
+      expect(mine, path).toHaveLength(1);
+      expect(mine[0]!.replace(/ \(QG_[A-Z_]+\)$/, '').replace(`quota-guard: ${file}: `, '')).toMatch(says);
+    }
   });
 
   it('fixing one mistake takes exactly its line away', () => {
