@@ -15,11 +15,11 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { DEFAULT_REGIONS } from '../src/config/index.js';
 import { type Cache, openCache } from '../src/youtube/cache/index.js';
 import { matchExpression, parseQuery } from '../src/youtube/cache/query.js';
 import { BM25 } from '../src/youtube/cache/schema.js';
 import { tokens } from '../src/youtube/cache/tokenize.js';
+import { DEFAULT_REGIONS } from '../src/youtube/defaults.js';
 import { rng } from '../src/youtube/simulator/rng.js';
 import { Corpus, SCRIPT_LANGS } from './cache-corpus.js';
 

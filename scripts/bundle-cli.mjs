@@ -33,14 +33,18 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = resolve(process.argv[2] ?? root, 'dist');
 
 /**
- * What the config schema returns for an empty config: the built-in defaults, validated and filled
+ * What the CLI's config schema returns for an empty config: the built-in defaults, validated and filled
  * in. The bundle embeds it (src/config/validated.ts), so a command run without a config file does
  * not load zod to compute it again. Taken from the schema itself, bundled here in memory.
  */
 async function validatedDefaults() {
   const { outputFiles } = await build({
     absWorkingDir: root,
-    stdin: { contents: "export { configSchema } from './src/config/schema.ts';", resolveDir: root },
+    stdin: {
+      contents:
+        "export { schemaOf } from './src/config/schema.ts'; export { youtubeConfigPart } from './src/youtube/config/part.ts';",
+      resolveDir: root,
+    },
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -52,8 +56,9 @@ async function validatedDefaults() {
     logLevel: 'warning',
   });
   const code = Buffer.from(outputFiles[0].contents).toString('base64');
-  const { configSchema } = await import(`data:text/javascript;base64,${code}`);
-  const defaults = configSchema.parse({});
+  // The CLI reads the core's keys and the YouTube application's (src/cli/config.ts).
+  const { schemaOf, youtubeConfigPart } = await import(`data:text/javascript;base64,${code}`);
+  const defaults = schemaOf([youtubeConfigPart]).parse({});
   // Embedded as JSON: it must hold nothing JSON would lose (undefined, a Date, a Map).
   deepStrictEqual(JSON.parse(JSON.stringify(defaults)), defaults);
   return defaults;

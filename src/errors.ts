@@ -27,7 +27,11 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** code → exit code. Adding a code means adding it here (the type enforces it) and to docs/errors.md. */
+/**
+ * The core's codes → exit code. Adding a code means adding it here (the type enforces it) and to
+ * docs/errors.md. An application built on the core keeps its own codes with it and registers them
+ * (`registerErrorCodes`): the YouTube application's are in src/youtube/errors.ts.
+ */
 export const ERROR_CODES = {
   // Input and usage
   QG_INVALID_ARGUMENT: ExitCode.USAGE,
@@ -41,7 +45,6 @@ export const ERROR_CODES = {
   QG_CONFIG_INVALID: ExitCode.CONFIG,
   QG_MISSING_API_KEY: ExitCode.CONFIG,
   QG_UNKNOWN_CREDENTIAL: ExitCode.CONFIG,
-  QG_UNKNOWN_REGION: ExitCode.CONFIG,
   QG_UNKNOWN_METHOD: ExitCode.CONFIG,
   QG_UNKNOWN_BUCKET: ExitCode.CONFIG,
   // Stores
@@ -58,7 +61,6 @@ export const ERROR_CODES = {
   QG_UPSTREAM_KEY_INVALID: ExitCode.CONFIG,
   QG_UPSTREAM_FORBIDDEN: ExitCode.CONFIG,
   QG_UPSTREAM_BAD_REQUEST: ExitCode.SOFTWARE,
-  QG_UPSTREAM_REGION_UNSUPPORTED: ExitCode.CONFIG,
   QG_UPSTREAM_NOT_FOUND: ExitCode.SOFTWARE,
   QG_UPSTREAM_SERVER_ERROR: ExitCode.UNAVAILABLE,
   QG_UPSTREAM_BAD_RESPONSE: ExitCode.UNAVAILABLE,
@@ -70,14 +72,41 @@ export const ERROR_CODES = {
   QG_RECONCILE_AUTH: ExitCode.CONFIG,
   QG_RECONCILE_FORBIDDEN: ExitCode.CONFIG,
   QG_RECONCILE_PROJECT: ExitCode.CONFIG,
-  // Cache
-  QG_QUERY_INVALID: ExitCode.USAGE,
-  QG_CACHE_SCHEMA: ExitCode.SOFTWARE,
   // Anything else
   QG_INTERNAL: ExitCode.SOFTWARE,
 } as const satisfies Record<string, ExitCode>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/**
+ * The codes applications register, by name (declaration merging: an application's module adds its
+ * own, e.g. `declare module 'quota-guard' { interface ApplicationErrorCodes { QG_MINE: true } }`).
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by the applications' declarations.
+export interface ApplicationErrorCodes {}
+
+export type ErrorCode = keyof typeof ERROR_CODES | keyof ApplicationErrorCodes;
+
+/** Every code known in this process, the core's and the registered applications', → exit code. */
+const EXIT_CODES = new Map<string, ExitCode>(Object.entries(ERROR_CODES));
+
+/**
+ * Register an application's codes with their exit codes (done by the application's module when it
+ * is loaded). A code of the core's cannot be given another exit code.
+ */
+export function registerErrorCodes(codes: Readonly<Record<string, ExitCode>>): void {
+  for (const [code, exit] of Object.entries(codes)) {
+    if (Object.hasOwn(ERROR_CODES, code) && ERROR_CODES[code as keyof typeof ERROR_CODES] !== exit) {
+      throw new Error(
+        `error code ${code} is the core's, with exit code ${ERROR_CODES[code as keyof typeof ERROR_CODES]}`,
+      );
+    }
+    EXIT_CODES.set(code, exit);
+  }
+}
+
+/** The exit code of a code (70 for a code no one registered). */
+function exitCodeOfCode(code: string): ExitCode {
+  return EXIT_CODES.get(code) ?? ExitCode.SOFTWARE;
+}
 
 export interface QuotaGuardErrorOptions {
   cause?: unknown;
@@ -101,7 +130,7 @@ export class QuotaGuardError extends Error {
   }
 
   get exitCode(): ExitCode {
-    return ERROR_CODES[this.code];
+    return exitCodeOfCode(this.code);
   }
 }
 
@@ -166,12 +195,12 @@ export function isQuotaGuardError(e: unknown): e is QuotaGuardError {
     (typeof e === 'object' &&
       e !== null &&
       typeof (e as { code?: unknown }).code === 'string' &&
-      (e as { code: string }).code in ERROR_CODES)
+      EXIT_CODES.has((e as { code: string }).code))
   );
 }
 
 /** The exit code a process should end with for this error (70 for anything that is not ours). */
 export function exitCodeFor(e: unknown): ExitCode {
-  if (isQuotaGuardError(e)) return ERROR_CODES[e.code];
+  if (isQuotaGuardError(e)) return exitCodeOfCode(e.code);
   return ExitCode.SOFTWARE;
 }

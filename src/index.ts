@@ -15,12 +15,23 @@ export {
   parseConfig,
 } from './config/load.js';
 export {
+  type ConfigPart,
+  type CoreSettings,
+  type PartContext,
+  type PartInput,
+  type PartResolver,
+  registerConfigPart,
+} from './config/parts.js';
+export { TIER_SPECS, type TierBucket, type TierSpec } from './config/tiers.js';
+export {
   type BucketConfig,
   type BudgetConfig,
   type Config,
   type CredentialConfig,
   type FailMode,
   type FailPolicy,
+  type PacingConfig,
+  type PacingMode,
   type StoreConfig,
   type StoreKind,
   TIERS,
@@ -28,6 +39,7 @@ export {
 } from './config/types.js';
 // The errors
 export {
+  type ApplicationErrorCodes,
   ConfigError,
   CostExceedsLimitError,
   ERROR_CODES,
@@ -37,6 +49,7 @@ export {
   InvalidArgumentError,
   isQuotaGuardError,
   QuotaGuardError,
+  registerErrorCodes,
   StoreUnavailableError,
 } from './errors.js';
 // The guard

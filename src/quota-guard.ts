@@ -1,14 +1,16 @@
 /**
- * `openQuotaGuard(config)`: everything a Node job needs to spend from the config's budget, opened
- * the way the CLI opens it — the ledger with the store's whole settings (key prefix, timeouts,
- * replicas), the guard over it and the run history in the same store. `close()` (or `await using`)
- * releases all of it, so nothing keeps the process alive afterwards. `run(name, fn)` records a job
- * of your own in the run history. The YouTube jobs' cache and clients are the application's:
+ * `openQuotaGuard(config)`: the one place the ledger, the guard and the run history are put
+ * together — for a Node job, and for every command, `serve`, `run` and the demo alike: the ledger
+ * with the store's whole settings (key prefix, timeouts, replicas), one guard over it and the run
+ * history in the same store. `subscribe(listener)` adds a listener to the guard's events after it is
+ * open (metrics, a drill's tally). `close()` (or `await using`) settles what is pending and releases
+ * all of it, so nothing keeps the process alive afterwards. `run(name, fn)` records a job of your own
+ * in the run history. The YouTube jobs' cache and clients are the application's:
  * `openJobContext(qg)` from `quota-guard/youtube` opens them over this handle.
  */
 import type { Config, StoreConfig } from './config/types.js';
 import { isQuotaGuardError, QuotaGuardError } from './errors.js';
-import { createGuard, type Guard, notCharged } from './guard/guard.js';
+import { createGuard, type Guard, type GuardOptions, notCharged } from './guard/guard.js';
 import type { ScheduledNeed } from './guard/pacing.js';
 import { quotaStatus, type StatusOptions, type StatusReport } from './guard/status.js';
 import type {
@@ -36,8 +38,16 @@ export interface OpenQuotaGuardOptions {
   onEvent?: (event: GuardEvent) => void;
   /** What the schedules still need of each bucket today, for the backfill's pacing (`GuardOptions.scheduledNeed`). */
   scheduledNeed?: ScheduledNeed;
-  /** Record runs in the run history (default true; `false` records none). */
-  history?: boolean;
+  /**
+   * The guard's clock, the upstream's next reset and its day (`GuardOptions`): a drill's compressed
+   * day instead of the calendar's.
+   */
+  clock?: Pick<GuardOptions, 'now' | 'nextReset' | 'upstreamDay'>;
+  /**
+   * The run history: the one in the config's store, opened at its first use (default, `true`), one
+   * given (closed with the handle), or none (`false`).
+   */
+  history?: boolean | RunHistory;
   /**
    * Open even when a Redis store is unreachable: spends then meet the store-down policy. Default
    * false: an unreachable store is a `StoreUnavailableError` here.
@@ -59,9 +69,11 @@ export interface RunHandle {
   readonly name: string;
   readonly credential: string;
   readonly signal?: AbortSignal;
-  /** Count what the run fetched (shown by `history`): pages and items (the `videos` column). */
+  /** Count what the run fetched (shown by `history`): pages and items. */
   pages: number;
   items: number;
+  /** Labels of the run (`{ region: 'US' }`): names and values the history keeps with it. */
+  labels: Record<string, string>;
   /**
    * `guard.call` on the run's credential (unless `args` names another): the spend, the request,
    * the refund or block; the units are counted in the run, and a `Stop` ends it as `stopped`.
@@ -85,6 +97,11 @@ export type RunOutcome<T> = JobResult & { value?: T };
 
 export interface QuotaGuard extends AsyncDisposable {
   readonly config: Config;
+  /**
+   * Listen to every guard event from now on (metrics, a drill's tally), besides `onEvent`; returns
+   * the function that stops listening. A listener must not throw.
+   */
+  subscribe(listener: (event: GuardEvent) => void): () => void;
   readonly ledger: Ledger;
   readonly guard: Guard;
   readonly logger: GuardLogger;
@@ -138,15 +155,27 @@ export async function openQuotaGuard(
     ...ledgerOptionsOf(config.store),
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
   });
-  const history = options.history === false ? undefined : lazyRunHistory(config.store);
+  const history =
+    options.history === false
+      ? undefined
+      : options.history === true || options.history === undefined
+        ? lazyRunHistory(config.store)
+        : options.history;
+  const listeners = new Set<(event: GuardEvent) => void>();
+  if (options.onEvent) listeners.add(options.onEvent);
   let guard: Guard;
   try {
     guard = createGuard({
       config,
       ledger,
       logger,
-      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      onEvent: (e) => {
+        for (const listener of listeners) listener(e);
+      },
       ...(options.scheduledNeed ? { scheduledNeed: options.scheduledNeed } : {}),
+      ...(options.clock?.now ? { now: options.clock.now } : {}),
+      ...(options.clock?.nextReset ? { nextReset: options.clock.nextReset } : {}),
+      ...(options.clock?.upstreamDay ? { upstreamDay: options.clock.upstreamDay } : {}),
     });
   } catch (e) {
     await history?.close();
@@ -172,6 +201,10 @@ export async function openQuotaGuard(
   const runCtx = { config, guard, logger, ...(history ? { history } : {}) };
   return {
     config,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     ledger,
     guard,
     logger,
@@ -209,6 +242,7 @@ async function runOwnJob<T>(
     ...(options.signal ? { signal: options.signal } : {}),
     pages: 0,
     items: 0,
+    labels: {},
     async call(args, request, callOptions = {}) {
       const r = await ctx.guard.call(
         { ...args, credential: args.credential ?? credential },
@@ -254,7 +288,8 @@ async function runOwnJob<T>(
       return { outcome: 'failed', reason: message, error: new QuotaGuardError('QG_INTERNAL', message) };
     } finally {
       run.pages = handle.pages;
-      run.videos = handle.items;
+      run.items = handle.items;
+      run.labels = { ...handle.labels };
     }
     return stop ? endFromStop(stop) : undefined;
   });

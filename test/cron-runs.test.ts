@@ -4,9 +4,9 @@
  * for every status page and scrape) grew by one task per call without bound.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/index.js';
 import { BackfillPacer } from '../src/guard/pacing.js';
 import { nodeCron } from '../src/time-libs.js';
+import { parseYouTubeConfig as parseConfig } from '../src/youtube/config/part.js';
 import { cronRuns } from '../src/youtube/cron-runs.js';
 
 describe('cronRuns', () => {

@@ -22,7 +22,7 @@ import { InvalidArgumentError, isQuotaGuardError, type QuotaGuardError } from '.
 import type { Guard } from '../guard/guard.js';
 import { quotaStatus } from '../guard/status.js';
 import type { SpendArgs, SpendOutcome } from '../guard/types.js';
-import { type RunHistory, type RunSummary, regionOfJob } from '../history/types.js';
+import { type RunHistory, type RunSummary, withCompatibleFields } from '../history/types.js';
 import type { Logger } from '../logger.js';
 import { usedAfter } from '../runs/summary.js';
 import { clientTag, type LateFailures, recordLate, voidLate } from './late.js';
@@ -62,6 +62,11 @@ export interface DecisionApiOptions {
   logger?: Logger;
   /** Called once per request answered: route, outcome (a decision's reason or an error name), client name. */
   onRequest?: (route: ApiRoute, outcome: string, client: string) => void;
+  /**
+   * The labels a client's run gets from its job's name (the YouTube application's: `trending:US`
+   * is `{ region: 'US' }`, which counts for the region's freshness); default none.
+   */
+  labelsOf?: (job: string) => Record<string, string>;
 }
 
 /** A request handler for `/v1/…`: returns false for any other path (the caller serves those). */
@@ -168,21 +173,23 @@ export function spendAnswer(o: SpendOutcome, entry: string, allowUnknown = false
   };
 }
 
-/** A recorded run's answer: the run as the history holds it, `items` for its `videos`. */
+/** A recorded run's answer: the run as the history holds it (with `region`, as 0.2 answered). */
 export function runAnswer(r: RunSummary, id: string, replayed: boolean): Record<string, unknown> {
+  const { region } = withCompatibleFields(r);
   return {
     id,
     replayed,
     credential: r.credential,
     job: r.job,
     ...(r.client !== undefined ? { client: r.client } : {}),
-    ...(r.region !== null ? { region: r.region } : {}),
+    ...(region !== null ? { region } : {}),
+    labels: r.labels,
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
     outcome: r.outcome,
     pages: r.pages,
     units: r.units,
-    items: r.videos,
+    items: r.items,
     ...(r.reason !== null ? { reason: r.reason } : {}),
     used: r.used,
   };
@@ -319,13 +326,13 @@ export function createDecisionApi(o: DecisionApiOptions): DecisionApi {
     const run: RunSummary = {
       credential,
       job: body.job,
-      region: regionOfJob(body.job),
+      labels: o.labelsOf?.(body.job) ?? {},
       startedAt: body.startedAt,
       finishedAt: body.finishedAt,
       outcome: body.outcome,
       pages: body.pages,
       units: body.units,
-      videos: body.items,
+      items: body.items,
       reason: body.reason ?? null,
       // As the CLI's runs: what the buckets hold after the run (a clock ahead of ours reads now).
       used: await usedAfter(guard.config, guard.ledger, credential, Math.min(body.finishedAt, nowMs)),

@@ -23,6 +23,7 @@ export interface DecisionApiSetup {
   tokens?: TokenFile;
   logger?: Logger;
   onRequest?: DecisionApiOptions['onRequest'];
+  labelsOf?: DecisionApiOptions['labelsOf'];
 }
 
 export function decisionApiFor(s: DecisionApiSetup): DecisionApi {
@@ -43,6 +44,7 @@ export function decisionApiFor(s: DecisionApiSetup): DecisionApi {
     ...(tokens ? { tokens } : {}),
     ...(s.logger ? { logger: s.logger } : {}),
     ...(s.onRequest ? { onRequest: s.onRequest } : {}),
+    ...(s.labelsOf ? { labelsOf: s.labelsOf } : {}),
   });
 }
 

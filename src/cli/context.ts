@@ -7,13 +7,14 @@
 
 import { existsSync } from 'node:fs';
 import { parseStoreUrl } from '../config/store-url.js';
-import type { Config, Env } from '../config/types.js';
+import type { Env } from '../config/types.js';
 import type { Guard } from '../guard/guard.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';
-import { openQuotaGuard } from '../quota-guard.js';
+import { openQuotaGuard, type QuotaGuard } from '../quota-guard.js';
 import { terminalJsonLine } from '../terminal-text.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import type { DivertableLog } from '../youtube/job-library/progress.js';
 import { loadCliConfig } from './config.js';
@@ -21,11 +22,13 @@ import { logLevel } from './log-level.js';
 import type { ConfigOptions } from './options.js';
 
 export interface Context {
-  config: Config;
+  config: YouTubeConfig;
   ledger: Ledger;
   guard: Guard;
   logger: GuardLogger;
-  /** Settles what is pending and closes the ledger. */
+  /** The handle that holds them (`openQuotaGuard`): its events, its run history. */
+  qg: QuotaGuard;
+  /** Settles what is pending and closes the history and the ledger. */
   close(): Promise<void>;
 }
 
@@ -38,7 +41,7 @@ export interface OpenContextOptions {
   allowUnreachable?: boolean;
   logger?: GuardLogger;
   /** The config when the command has loaded it already (then the file is not read again). */
-  config?: Config;
+  config?: YouTubeConfig;
   /**
    * The command only reads: a SQLite ledger that does not exist is `QG_STORE_NOT_FOUND` (exit 66)
    * naming where it looked, and nothing is created.
@@ -50,6 +53,8 @@ export interface OpenContextOptions {
    * nothing is created.
    */
   existingLedger?: boolean;
+  /** Open the run history in the ledger's store with the handle (default false: the command records no run). */
+  history?: boolean;
 }
 
 /**
@@ -110,7 +115,7 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
   const qg = await openQuotaGuard(config, {
     logger,
     scheduledNeed: scheduledNeed(config),
-    history: false,
+    history: options.history === true,
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
     ledger: {
       ...(options.readOnly ? { create: false } : {}),
@@ -125,7 +130,7 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
   if (newFile !== undefined) {
     logger.warn({ path: newFile }, 'created a new SQLite ledger: nothing was spent through this file before');
   }
-  return { config, ledger: qg.ledger, guard: qg.guard, logger, close: qg.close };
+  return { config, ledger: qg.ledger, guard: qg.guard, logger, qg, close: qg.close };
 }
 
 /** Run `fn` with a context and close the ledger afterwards, whatever happens. */

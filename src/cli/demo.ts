@@ -11,16 +11,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import YAML from 'yaml';
-import { loadConfig, parseConfig } from '../config/load.js';
 import { DEFAULT_LEDGER_FILE, dataDir } from '../config/paths.js';
-import type { Config, CredentialConfig } from '../config/types.js';
+import type { CredentialConfig } from '../config/types.js';
 import { ExitCode, StoreUnavailableError } from '../errors.js';
-import { createGuard } from '../guard/guard.js';
 import { quotaStatus, type StatusReport } from '../guard/status.js';
 import type { GuardLogger } from '../guard/types.js';
-import { openLedger } from '../ledger/index.js';
+import { openQuotaGuard } from '../quota-guard.js';
 import { combinedExitCode, runSideBySide } from '../runs/job-run.js';
 import type { SearchResult } from '../youtube/cache/types.js';
+import { loadYouTubeConfig, parseYouTubeConfig } from '../youtube/config/part.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import { backfillMethod, runBackfill } from '../youtube/job-library/backfill.js';
 import { openJobContext } from '../youtube/job-library/context.js';
@@ -74,9 +74,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const sim = await startDemoSimulator(base, keyOf);
   try {
     const config = demoConfig(base, dir, sim.url, keyOf);
-    const ledger = await openLedger(config.store.url);
-    const guard = createGuard({ config, ledger, logger, scheduledNeed: scheduledNeed(config) });
-    const jobs = openJobContext({ config, guard, logger });
+    // The one opener, as every command opens it; the jobs' cache and clients over the same handle.
+    const qg = await openQuotaGuard(config, { logger, scheduledNeed: scheduledNeed(config) });
+    const { ledger } = qg;
+    const jobs = openJobContext(qg);
     try {
       const run: DemoRun = {
         say,
@@ -128,7 +129,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       };
     } finally {
       await jobs.close();
-      await ledger.close();
+      await qg.close();
     }
   } finally {
     await sim.close();
@@ -142,7 +143,7 @@ type DemoBase = ReturnType<typeof demoBase>;
 interface DemoRun {
   say(s: string): void;
   out: NodeJS.WritableStream;
-  config: Config;
+  config: YouTubeConfig;
   /** The first credential: the one the demo reports on. */
   credential: CredentialConfig;
   jobs: ReturnType<typeof openJobContext>;
@@ -188,7 +189,7 @@ function demoConfig(
   baseUrl: string,
   keyOf: (i: number) => string,
 ) {
-  return parseConfig(
+  return parseYouTubeConfig(
     {
       ...raw,
       store: `sqlite:${join(dir, 'quota.db')}`,
@@ -319,9 +320,9 @@ function demoBase(file: string | undefined): {
   raw: Record<string, unknown>;
   regions: readonly string[];
   credentials: readonly CredentialConfig[];
-  profiles: Config['profiles'];
+  profiles: YouTubeConfig['profiles'];
 } {
-  const config = loadConfig(file !== undefined ? { file } : { env: {} });
+  const config = loadYouTubeConfig(file !== undefined ? { file } : { env: {} });
   const raw =
     file !== undefined ? ((YAML.parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>) : {};
   return { raw, regions: config.regions, credentials: config.credentials, profiles: config.profiles };

@@ -2,13 +2,14 @@
  * The `--dry-run` of the job commands: open the ledger only to read it, print what the run would
  * spend against what may be spent now, and exit 0 when it fits, 75 when the budget would stop it.
  */
-import type { Config } from '../config/types.js';
+
 import { ExitCode } from '../errors.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { type DryRunJob, dryRun, renderDryRun } from '../youtube/job-library/dry-run.js';
 import { withContext } from './context.js';
 
 export async function dryRunCommand(
-  config: Config,
+  config: YouTubeConfig,
   jobs: readonly DryRunJob[],
   json: boolean,
 ): Promise<number> {

@@ -2,9 +2,9 @@
  * What the job commands (fetch, backfill, run) share: the checks before anything opens, and the
  * jobs' context around a run. Loaded by their actions, not at start.
  */
-import type { Config } from '../config/types.js';
-import { openRunHistory } from '../history/index.js';
+
 import { abortOnSignals } from '../runs/job-run.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { type OpenedJobContext, openJobContext } from '../youtube/job-library/context.js';
 import { loadCliConfig } from './config.js';
 import { withContext } from './context.js';
@@ -16,8 +16,8 @@ import type { JobCommandOptions } from './options.js';
  */
 export async function preflight<T>(
   opts: JobCommandOptions,
-  check: (config: Config) => T,
-): Promise<{ config: Config; credential: string; checked: T }> {
+  check: (config: YouTubeConfig) => T,
+): Promise<{ config: YouTubeConfig; credential: string; checked: T }> {
   const config = await loadCliConfig(opts.config);
   const credential = config.credential(opts.credential ?? config.credentials[0]?.id ?? 'default').id;
   const checked = check(config);
@@ -31,13 +31,14 @@ export async function preflight<T>(
  * store-down policy's business (cheap calls fail open), not an error at open.
  */
 export function withJobs(
-  config: Config,
+  config: YouTubeConfig,
   fn: (jobs: OpenedJobContext, signal: AbortSignal) => Promise<number>,
 ): Promise<number> {
   return withContext(
     {},
     async (ctx) => {
-      const jobs = openJobContext(ctx, { history: await openRunHistory(config.store) });
+      // The jobs record their runs in the handle's run history, which closes with it.
+      const jobs = openJobContext(ctx.qg);
       const { signal, dispose } = abortOnSignals();
       try {
         return await fn(jobs, signal);
@@ -46,6 +47,6 @@ export function withJobs(
         await jobs.close();
       }
     },
-    { allowUnreachable: true, config },
+    { allowUnreachable: true, config, history: true },
   );
 }

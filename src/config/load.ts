@@ -1,23 +1,32 @@
 /**
  * Reading the config: `loadConfig({ file, env })` reads YAML or JSON (the file from `--config`, else
- * `QUOTA_GUARD_CONFIG`, else the embedded defaults), validates it with the zod schema, then resolves
- * it (resolve.ts) and checks every cross-reference. All problems are reported at once, one line each
- * with its path (problems.ts), as a ConfigError (exit code 78).
+ * `QUOTA_GUARD_CONFIG`, else the embedded defaults), validates it with the zod schema of the core's
+ * keys and every part's (parts.ts), then resolves it (resolve.ts and each part's resolver) and
+ * checks every cross-reference. All problems are reported at once, one line each with its path, what
+ * was expected and the nearest known name (problems.ts, lenient.ts), as a ConfigError (exit 78).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { CONFIG_ENV, MAX_CONFIG_BYTES } from './defaults.js';
-import { formatIssue, formatPath, Problems } from './problems.js';
-import { resolve } from './resolve.js';
-import { configSchema } from './schema.js';
+import { parseLeniently } from './lenient.js';
+import { type ConfigPart, registeredParts } from './parts.js';
+import { type Path, Problems } from './problems.js';
+import { schemaOf } from './schema.js';
 import type { Config, Env } from './types.js';
-import { type ParseConfigOptions, resolveValidated } from './validated.js';
+import { type ParseConfigOptions, resolveAll, throwProblems } from './validated.js';
 import { parseYaml } from './yaml.js';
 
-export type { Env, ParseConfigOptions };
+export type { Env };
 
-export interface LoadConfigOptions {
+/** How a config is parsed: its environment, its file's name and the parts read besides the core's. */
+export interface ParseOptions extends Omit<ParseConfigOptions, 'parts'> {
+  /** The parts read besides the core's (default: every registered one). `[]`: the core's keys only. */
+  parts?: readonly ConfigPart[];
+}
+
+export type { ParseOptions as ParseConfigOptions };
+
+export interface LoadConfigOptions extends Omit<ParseOptions, 'source'> {
   /** The config file (from `--config`). Falls back to `env.QUOTA_GUARD_CONFIG`, then the embedded defaults. */
   file?: string;
   /** Where `QUOTA_GUARD_CONFIG`, `REDIS_URL` and API keys are read from (default `process.env`). */
@@ -27,8 +36,9 @@ export interface LoadConfigOptions {
 /** Load, validate and resolve the configuration. Throws ConfigError (exit 78) with one line per problem. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
+  const parts = options.parts !== undefined ? { parts: options.parts } : {};
   const file = options.file || env[CONFIG_ENV] || undefined;
-  if (!file) return parseConfig({}, { env });
+  if (!file) return parseConfig({}, { env, ...parts });
   const text = readConfigFile(file);
   let raw: unknown;
   try {
@@ -40,7 +50,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const first = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
     throw new ConfigError([`${where}: not valid YAML or JSON: ${first}`]);
   }
-  return parseConfig(raw ?? {}, { env, source: file });
+  return parseConfig(raw ?? {}, { env, source: file, ...parts });
 }
 
 /**
@@ -78,59 +88,56 @@ function readConfigFile(file: string): string {
   }
 }
 
-/** Validate and resolve an already-parsed config object (what a config file holds). */
-export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Config {
+/**
+ * Validate and resolve an already-parsed config object (what a config file holds): the core's keys
+ * and every part's. Every mistake is reported in one ConfigError: the schema's, and what resolving
+ * finds in the rest of the file once the parts the schema refused are taken out (lenient.ts).
+ */
+export function parseConfig(raw: unknown, options: ParseOptions = {}): Config {
   const env = options.env ?? process.env;
-  const prefix = options.source ? `${options.source}: ` : '';
+  const parts = options.parts ?? registeredParts();
+  const problems = new Problems();
   // A config is parsed once per process: without the JIT, zod checks its objects directly instead
   // of first compiling a parser for each one (new Function), which cost most of the first parse.
-  const parsed = configSchema.safeParse(raw, { jitless: true });
-  if (!parsed.success) {
-    // Every problem at once: the schema's, then what resolving finds in the rest (an unknown key
-    // fixed should not reveal five more).
-    const lines = parsed.error.issues.flatMap((i) => formatIssue(i));
-    lines.push(...problemsBeyond(raw, parsed.error.issues, env));
-    throw new ConfigError(
-      lines.map((p) => prefix + p),
-      'QG_CONFIG_INVALID',
-    );
+  const { data, dropped, removed } = parseLeniently(schemaOf(parts), raw, problems);
+  if (data === undefined) {
+    throwProblems(problems, options.source);
+    throw new ConfigError([`${options.source ? `${options.source}: ` : ''}must be a mapping of settings`]);
   }
-  return resolveValidated(parsed.data, { ...options, env });
+  markBroken(problems, dropped, removed);
+  const config = resolveAll(data, parts, problems, env, options.source);
+  throwProblems(problems, options.source);
+  return config;
 }
 
 /**
- * What resolving finds in a config the schema refused, once the parts it refused are taken out (an
- * unknown key dropped, a bad value left to its default), so they are reported with the schema's in
- * one report. Nothing under a part taken out is reported (its default is not what was written).
- * Empty when taking them out is not enough for the schema (or would renumber a list).
+ * The names whose definitions the schema refused: a credential or budget left out of its list, a
+ * profile any part of which was taken out, and every name of a list taken out whole. A reference to
+ * one is not reported as unknown.
  */
-function problemsBeyond(raw: unknown, issues: readonly z.core.$ZodIssue[], env: Env): string[] {
-  if (typeof raw !== 'object' || raw === null) return [];
-  const copy = structuredClone(raw) as Record<string, unknown>;
-  const removed: string[] = [];
-  for (const issue of issues) {
-    const paths =
-      issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
-    for (const path of paths) {
-      const last = path.at(-1);
-      if (last === undefined || typeof last === 'number') return [];
-      let at: unknown = copy;
-      for (const seg of path.slice(0, -1)) at = (at as Record<PropertyKey, unknown> | undefined)?.[seg];
-      if (typeof at === 'object' && at !== null) delete (at as Record<PropertyKey, unknown>)[last];
-      removed.push(formatPath(path));
-    }
+function markBroken(
+  problems: Problems,
+  dropped: ReadonlyArray<{ list: string; raw: unknown }>,
+  removed: readonly Path[],
+): void {
+  const kinds = {
+    credentials: 'credential',
+    budgets: 'budget',
+    profiles: 'profile',
+    regions: 'region',
+  } as const;
+  for (const d of dropped) {
+    const kind = Object.hasOwn(kinds, d.list) ? kinds[d.list as keyof typeof kinds] : undefined;
+    if (kind === undefined) continue;
+    const raw = d.raw as { id?: unknown } | string | undefined;
+    const name = typeof raw === 'string' ? raw : raw?.id;
+    problems.markBroken(kind, typeof name === 'string' ? name : '*');
   }
-  const again = configSchema.safeParse(copy, { jitless: true });
-  if (!again.success) return [];
-  const problems = new Problems();
-  try {
-    resolve(again.data, env, problems, undefined);
-  } catch {
-    return [];
+  for (const path of removed) {
+    const list = path[0] as string;
+    if (!Object.hasOwn(kinds, list)) continue;
+    const kind = kinds[list as keyof typeof kinds];
+    if (path.length === 1) problems.markBroken(kind, '*');
+    else if (list === 'profiles' && typeof path[1] === 'string') problems.markBroken('profile', path[1]);
   }
-  const under = (text: string) =>
-    removed.some(
-      (r) => text === r || text.startsWith(`${r}:`) || text.startsWith(`${r}.`) || text.startsWith(`${r}[`),
-    );
-  return problems.list.map((p) => p.text).filter((t) => !under(t));
 }

@@ -1,34 +1,47 @@
 /**
- * The lookups of a resolved config: `credential(id)`, `region(code)` and `apiKey(id)` on the config
- * itself (non-enumerable, so that logging or serialising a config shows data only), and a
- * credential's method or bucket by name. Each throws a ConfigError naming what is configured.
+ * The lookups of a resolved config: `credential(id)` and `apiKey(id)` on the config itself
+ * (non-enumerable, so that logging or serialising a config shows data only), and a credential's
+ * method or bucket by name. Each throws a ConfigError naming what is configured and the nearest
+ * name. Names are looked up as data (names.ts): `constructor` is an unknown credential like any other.
  */
 import { ConfigError } from '../errors.js';
 import type { MethodSpec } from '../profiles/profiles.js';
-import type { Resolved } from './resolve.js';
+import { byName, didYouMean, nameList, nameTable } from './names.js';
+import type { CoreSettings } from './parts.js';
 import type { BucketConfig, Config, CredentialConfig, Env } from './types.js';
 
-export function withLookups(resolved: Resolved, env: Env, source: string | undefined): Config {
-  const config = { ...(source !== undefined ? { source } : {}), ...resolved } as Config;
+/**
+ * The config object: the core's settings, each part's (functions as non-enumerable lookups), and
+ * the core's lookups.
+ */
+export function withLookups(
+  core: CoreSettings,
+  parts: ReadonlyArray<{ name: string; settings: object }>,
+  env: Env,
+  source: string | undefined,
+): Config {
+  const config = {
+    ...(source !== undefined ? { source } : {}),
+    ...core,
+    parts: Object.freeze(parts.map((p) => p.name)),
+  } as Config;
+  for (const { settings } of parts) {
+    for (const [key, value] of Object.entries(settings)) {
+      if (typeof value === 'function') Object.defineProperty(config, key, { value, enumerable: false });
+      else (config as unknown as Record<string, unknown>)[key] = value;
+    }
+  }
+  const byId = nameTable(core.credentials.map((c) => [c.id, c] as const));
   const credential = (id: string): CredentialConfig => {
-    const c = resolved.credentials.find((x) => x.id === id);
+    const c = byName(byId, id);
     if (!c) {
+      const known = Object.keys(byId);
       throw new ConfigError(
-        [`unknown credential '${id}' (configured: ${resolved.credentials.map((x) => x.id).join(', ')})`],
+        [`unknown credential '${String(id)}'${didYouMean(id, known)} (configured: ${nameList(known)})`],
         'QG_UNKNOWN_CREDENTIAL',
       );
     }
     return c;
-  };
-  const region = (code: string): string => {
-    const r = code.toUpperCase();
-    if (!resolved.regions.includes(r)) {
-      throw new ConfigError(
-        [`unknown region '${code}' (configured: ${resolved.regions.join(', ')})`],
-        'QG_UNKNOWN_REGION',
-      );
-    }
-    return r;
   };
   const apiKey = (id: string): string => {
     const c = credential(id);
@@ -43,7 +56,6 @@ export function withLookups(resolved: Resolved, env: Env, source: string | undef
   };
   Object.defineProperties(config, {
     credential: { value: credential, enumerable: false },
-    region: { value: region, enumerable: false },
     apiKey: { value: apiKey, enumerable: false },
   });
   return config;
@@ -51,10 +63,12 @@ export function withLookups(resolved: Resolved, env: Env, source: string | undef
 
 /** The bucket and cost a method spends for a credential; ConfigError (QG_UNKNOWN_METHOD) otherwise. */
 export function methodOf(credential: CredentialConfig, method: string): MethodSpec {
-  const spec = credential.methods[method];
+  const spec = byName(credential.methods, method);
   if (!spec) {
     throw new ConfigError(
-      [`unknown method '${method}' for credential '${credential.id}' (profile ${credential.profile})`],
+      [
+        `unknown method '${String(method)}' for credential '${credential.id}' (profile ${credential.profile})${didYouMean(method, Object.keys(credential.methods))}`,
+      ],
       'QG_UNKNOWN_METHOD',
       { field: 'method' },
     );
@@ -64,11 +78,12 @@ export function methodOf(credential: CredentialConfig, method: string): MethodSp
 
 /** A credential's bucket; ConfigError (QG_UNKNOWN_BUCKET) otherwise. */
 export function bucketOf(credential: CredentialConfig, bucket: string): BucketConfig {
-  const b = credential.buckets[bucket];
+  const b = byName(credential.buckets, bucket);
   if (!b) {
+    const names = Object.keys(credential.buckets);
     throw new ConfigError(
       [
-        `unknown bucket '${bucket}' for credential '${credential.id}' (has ${Object.keys(credential.buckets).join(', ')})`,
+        `unknown bucket '${String(bucket)}' for credential '${credential.id}'${didYouMean(bucket, names)} (has ${names.join(', ')})`,
       ],
       'QG_UNKNOWN_BUCKET',
       { field: 'bucket' },

@@ -1,151 +1,124 @@
 /**
- * Resolving a config the schema accepted: every default filled in from the profiles and
- * config/defaults.ts, every cross-reference checked (credentials, buckets, budgets, methods,
- * regions, schedules, the store URL), each problem collected with its path.
+ * Resolving the core's part of a config the schema accepted (or what lenient.ts saved of it):
+ * every default filled in from the profiles and config/defaults.ts, every cross-reference checked
+ * (profiles, credentials, buckets, budgets, methods, the store URL), each problem collected with its
+ * path and, for an unknown name, the nearest known one. Names are looked up in null-prototype
+ * tables (names.ts). An entry the schema refused is a hole here: skipped, and its name known but
+ * broken, so nothing that refers to it is reported again.
  */
 import { join } from 'node:path';
-import { isValidTimeZone } from '../calendar-day.js';
 import { getProfile, type MethodSpec, PROFILES, type QuotaProfile, toProfile } from '../profiles/profiles.js';
-import { nodeCron } from '../time-libs.js';
+import { checkCron, checkTimeZone } from './cron.js';
 import {
-  DEFAULT_BACKFILL_CRON,
   DEFAULT_BACKFILL_HEADROOM,
   DEFAULT_RECONCILE_CRON,
   DEFAULT_RESERVE,
-  DEFAULT_TRENDING_CRON,
   DEFAULT_WINDOW,
   STORE_ENV,
 } from './defaults.js';
 import { parseDuration } from './duration.js';
-import { absolutePath, configDir, DEFAULT_CACHE_FILE, DEFAULT_LEDGER_FILE, dataDir } from './paths.js';
-import { formatPath, type Problems } from './problems.js';
-import { ISO_3166_1_ALPHA_2 } from './regions.js';
+import type { Holey } from './lenient.js';
+import { byName, didYouMean, nameList, nameTable } from './names.js';
+import type { CoreSettings } from './parts.js';
+import { absolutePath, configDir, DEFAULT_LEDGER_FILE, dataDir } from './paths.js';
+import type { Problems } from './problems.js';
 import type { Amount, RawConfig, RawCredential } from './schema.js';
 import { parseStoreUrl } from './store-url.js';
-import {
-  type BackfillPace,
-  type BucketConfig,
-  type BudgetConfig,
-  type Config,
-  type CredentialConfig,
-  type Env,
-  type ExpectedSpendConfig,
-  type ReconcileConfig,
-  type ScheduleConfig,
-  type StoreConfig,
-  TIERS,
-  type Tier,
+import { TIERS, type Tier, tierCeilings } from './tiers.js';
+import type {
+  BucketConfig,
+  BudgetConfig,
+  CredentialConfig,
+  Env,
+  ExpectedSpendConfig,
+  ReconcileConfig,
+  StoreConfig,
 } from './types.js';
 
-export type Resolved = Omit<Config, 'credential' | 'region' | 'apiKey'>;
+/** The core's keys as resolving takes them: its top-level lists may have holes. */
+export type CoreInput = Omit<RawConfig, 'credentials' | 'budgets' | 'expected'> & {
+  credentials: Holey<RawCredential>;
+  budgets: Holey<RawConfig['budgets'][number]>;
+  expected: Holey<RawConfig['expected'][number]>;
+};
 
-export function resolve(raw: RawConfig, env: Env, problems: Problems, source: string | undefined): Resolved {
-  const custom: Record<string, QuotaProfile> = {};
+export function resolveCore(
+  raw: CoreInput,
+  env: Env,
+  problems: Problems,
+  source: string | undefined,
+): CoreSettings {
+  const custom = nameTable<QuotaProfile>();
   for (const [id, data] of Object.entries(raw.profiles)) {
     if (Object.hasOwn(PROFILES, id))
-      problems.add(formatPath(['profiles', id]), `'${id}' is a built-in profile; give yours another id`);
+      problems.add(['profiles', id], `'${id}' is a built-in profile; give yours another id`);
     else custom[id] = toProfile(id, data);
   }
-  const profiles = { ...PROFILES, ...custom };
-  const credentials = raw.credentials.flatMap((c, i) => {
-    const profile = getProfile(c.profile, custom);
-    if (!profile) {
-      problems.add(
-        `credentials[${i}].profile`,
-        `unknown profile '${c.profile}' (built in: ${Object.keys(PROFILES).join(', ')}${Object.keys(custom).length ? `; in profiles: ${Object.keys(custom).join(', ')}` : ''})`,
-      );
-      return [];
-    }
-    return [resolveCredential(c, i, profile, problems)];
-  });
+  const profiles: Record<string, QuotaProfile> = nameTable([
+    ...Object.entries(PROFILES),
+    ...Object.entries(custom),
+  ]);
+  const credentials: CredentialConfig[] = [];
   const seen = new Set<string>();
   raw.credentials.forEach((c, i) => {
-    if (seen.has(c.id)) problems.add(`credentials[${i}].id`, `duplicate credential '${c.id}'`);
+    if (c === undefined) return;
+    if (seen.has(c.id)) problems.add(['credentials', i, 'id'], `duplicate credential '${c.id}'`);
     seen.add(c.id);
-  });
-  resolveBudgets(raw, credentials, problems);
-
-  const regions = [...new Set(raw.regions.map((r) => r.toUpperCase()))];
-  raw.regions.forEach((r, i) => {
-    if (!ISO_3166_1_ALPHA_2.has(r.toUpperCase())) {
-      problems.add(`regions[${i}]`, `'${r}' is not an ISO 3166-1 region code`, 'QG_UNKNOWN_REGION');
-    }
-  });
-  const categories: Record<string, string[]> = Object.fromEntries(regions.map((r) => [r, []]));
-  for (const [key, list] of Object.entries(raw.categories)) {
-    const region = key.toUpperCase();
-    if (!regions.includes(region)) {
+    const profile = getProfile(c.profile, custom);
+    if (!profile) {
+      // A credential without its profile is not resolved: what refers to it says nothing more.
+      problems.markBroken('credential', c.id);
+      if (problems.isBroken('profile', c.profile)) return;
+      const known = Object.keys(profiles);
       problems.add(
-        formatPath(['categories', key]),
-        `region '${key}' is not in regions (${regions.join(', ')})`,
-        'QG_UNKNOWN_REGION',
+        ['credentials', i, 'profile'],
+        `unknown profile '${c.profile}'${didYouMean(c.profile, known)} (built in: ${Object.keys(PROFILES).join(', ')}${Object.keys(custom).length ? `; in profiles: ${Object.keys(custom).join(', ')}` : ''})`,
       );
-      continue;
+      return;
     }
-    categories[region] = [...new Set(list.map(String))];
-  }
-
-  const schedules = {
-    trending: {
-      ...resolveSchedule(raw.schedules.trending, 'schedules.trending', problems),
-      maxPages: raw.schedules.trending.maxPages,
-    },
-    backfill: resolveSchedule(raw.schedules.backfill, 'schedules.backfill', problems),
-  };
+    credentials.push(resolveCredential(c, i, profile, problems));
+  });
+  const byId = nameTable(credentials.map((c) => [c.id, c] as const));
+  resolveBudgets(raw, credentials, byId, problems);
 
   return {
     store: resolveStore(raw, env, problems, source),
-    cache: {
-      path:
-        raw.cache.path === undefined
-          ? join(dataDir(env).path, DEFAULT_CACHE_FILE)
-          : absolutePath(raw.cache.path, configDir(source)),
-    },
-    upstream: {
-      baseUrl: raw.upstream.baseUrl.replace(/\/+$/, ''),
-      timeoutMs: raw.upstream.timeout,
-      deadlineMs: raw.upstream.deadline,
-      maxResponseBytes: raw.upstream.maxResponseBytes,
-    },
     credentials,
-    regions,
-    categories,
-    schedules,
-    backfill: {
-      minAgeMs: raw.backfill.minAge,
-      pace: resolvePace(raw, credentials, problems),
-      holdScheduled: raw.backfill.holdScheduled,
-    },
-    expected: resolveExpected(raw, credentials, problems),
+    expected: resolveExpected(raw, credentials, byId, problems),
     maxSleepMs: raw.maxSleep,
-    storeDown: { ...raw.storeDown },
+    storeDown: {
+      default: raw.storeDown.default,
+      openMaxCost: raw.storeDown.openMaxCost,
+      sites: nameTable(Object.entries(raw.storeDown.sites)),
+    },
     reconcile: resolveReconcile(raw, credentials, problems, source),
     profiles,
   };
 }
 
+/** The built-in reconcile schedule, which node-cron accepts (a test checks it). */
+const RECONCILE_CRONS: ReadonlySet<string> = new Set([DEFAULT_RECONCILE_CRON]);
+
 function resolveReconcile(
-  raw: RawConfig,
+  raw: CoreInput,
   credentials: readonly CredentialConfig[],
   problems: Problems,
   source: string | undefined,
 ): ReconcileConfig {
   const r = raw.reconcile;
-  const { cron, timeZone } = resolveSchedule(
-    { cron: r.schedule, stagger: 0, timeZone: 'UTC' },
-    'reconcile.schedule',
-    problems,
-  );
-  const buckets = new Set(credentials.flatMap((c) => Object.keys(c.buckets)));
+  checkCron(r.schedule, ['reconcile', 'schedule'], problems, RECONCILE_CRONS);
+  const buckets = [...new Set(credentials.flatMap((c) => Object.keys(c.buckets)))];
   for (const bucket of Object.keys(r.quotaMetrics)) {
-    if (!buckets.has(bucket)) {
+    if (!buckets.includes(bucket)) {
       problems.add(
-        formatPath(['reconcile', 'quotaMetrics', bucket]),
-        `unknown bucket '${bucket}' (the credentials' buckets: ${[...buckets].join(', ')})`,
+        ['reconcile', 'quotaMetrics', bucket],
+        `unknown bucket '${bucket}'${didYouMean(bucket, buckets)} (the credentials' buckets: ${nameList(buckets)})`,
         'QG_UNKNOWN_BUCKET',
       );
     }
   }
+  const cron = r.schedule;
+  const timeZone = 'UTC';
   return {
     lagMs: r.lag,
     schedule: { cron, timeZone },
@@ -156,12 +129,23 @@ function resolveReconcile(
       maxResponseBytes: r.monitoring.maxResponseBytes,
       ...(r.monitoring.metricType !== undefined ? { metricType: r.monitoring.metricType } : {}),
     },
-    quotaMetrics: { ...r.quotaMetrics },
+    quotaMetrics: nameTable(Object.entries(r.quotaMetrics)),
   };
 }
 
 function amountOf(a: Amount, quota: number): number {
   return 'units' in a ? a.units : Math.ceil((quota * a.percent) / 100);
+}
+
+/** `unknown credential 'x' (did you mean 'y'?) (configured: a, b)`, or undefined for a known or broken one. */
+export function unknownCredential(
+  id: string,
+  byId: Readonly<Record<string, CredentialConfig>>,
+  problems: Problems,
+): string | undefined {
+  if (byName(byId, id) !== undefined || problems.isBroken('credential', id)) return undefined;
+  const known = Object.keys(byId);
+  return `unknown credential '${id}'${didYouMean(id, known)} (configured: ${nameList(known)})`;
 }
 
 function resolveCredential(
@@ -170,28 +154,28 @@ function resolveCredential(
   profile: QuotaProfile,
   problems: Problems,
 ): CredentialConfig {
-  const at = `credentials[${i}]`;
+  const at = ['credentials', i] as const;
   // A profile's zone was checked with the profile (its schema; the built-in ones by a test).
   const timeZone = c.timeZone ?? profile.timeZone;
-  if (c.timeZone !== undefined && !isValidTimeZone(c.timeZone))
-    problems.add(`${at}.timeZone`, `unknown time zone '${c.timeZone}'`);
+  if (c.timeZone !== undefined) checkTimeZone(c.timeZone, [...at, 'timeZone'], problems);
 
+  const bucketNames = Object.keys(profile.buckets);
   for (const name of Object.keys(c.buckets)) {
-    if (!(name in profile.buckets)) {
+    if (!Object.hasOwn(profile.buckets, name)) {
       problems.add(
-        formatPath(['credentials', i, 'buckets', name]),
-        `unknown bucket '${name}' (profile ${profile.id} has ${Object.keys(profile.buckets).join(', ')})`,
+        [...at, 'buckets', name],
+        `unknown bucket '${name}'${didYouMean(name, bucketNames)} (profile ${profile.id} has ${nameList(bucketNames)})`,
         'QG_UNKNOWN_BUCKET',
       );
     }
   }
 
-  const buckets: Record<string, BucketConfig> = {};
+  const buckets = nameTable<BucketConfig>();
   for (const [name, base] of Object.entries(profile.buckets)) {
-    const spec = c.buckets[name] ?? {};
-    const bucketAt = formatPath(['credentials', i, 'buckets', name]);
+    const spec = byName(c.buckets, name) ?? {};
+    const bucketAt = [...at, 'buckets', name];
     const where = (key: 'reserve' | 'backfillHeadroom') =>
-      spec[key] !== undefined ? `${bucketAt}.${key}` : `${at}.${key}`;
+      spec[key] !== undefined ? [...bucketAt, key] : [...at, key];
     const quota = spec.quota ?? base.quota;
     const window = spec.window ?? c.window ?? { kind: 'sliding', ms: parseDuration(DEFAULT_WINDOW)! };
     const reserveSpec = spec.reserve ?? c.reserve ?? { percent: Number.parseFloat(DEFAULT_RESERVE) };
@@ -209,7 +193,7 @@ function resolveCredential(
         where('reserve'),
         spec.reserve !== undefined
           ? `must be less than quota (${quota})`
-          : `${reserve} must be less than the quota of bucket '${name}' (${quota}); set a smaller reserve, or one on ${bucketAt}`,
+          : `${reserve} must be less than the quota of bucket '${name}' (${quota}); set a smaller reserve, or one on ${formatBucketPath(i, name)}`,
       );
       ok = false;
     }
@@ -229,17 +213,14 @@ function resolveCredential(
       window,
       reserve,
       backfillHeadroom,
-      ceilings: {
-        scheduled: quota - reserve,
-        backfill: quota - reserve - backfillHeadroom,
-        manual: quota,
-      },
+      ceilings: tierCeilings({ quota, reserve, headroom: backfillHeadroom }),
       ...(pace ? { pace: { limit: pace.limit, windowMs: pace.window } } : {}),
     };
   }
 
-  const methods: Record<string, MethodSpec> = {};
-  for (const [m, spec] of Object.entries(profile.methods)) methods[m] = { ...spec };
+  const methods = nameTable<MethodSpec>(
+    Object.entries(profile.methods).map(([m, spec]) => [m, { ...spec }] as const),
+  );
 
   return {
     id: c.id,
@@ -254,22 +235,34 @@ function resolveCredential(
   };
 }
 
-function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problems: Problems): void {
+function formatBucketPath(i: number, name: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(name)
+    ? `credentials[${i}].buckets.${name}`
+    : `credentials[${i}].buckets[${JSON.stringify(name)}]`;
+}
+
+function unknownMethod(m: string, cred: CredentialConfig): string {
+  return `unknown method '${m}' in profile ${cred.profile}${didYouMean(m, Object.keys(cred.methods))}`;
+}
+
+function resolveBudgets(
+  raw: CoreInput,
+  credentials: readonly CredentialConfig[],
+  byId: Readonly<Record<string, CredentialConfig>>,
+  problems: Problems,
+): void {
   const ids = new Set<string>();
   raw.budgets.forEach((b, j) => {
-    const at = `budgets[${j}]`;
-    if (ids.has(b.id)) problems.add(`${at}.id`, `duplicate budget '${b.id}'`);
+    if (b === undefined) return;
+    const at = ['budgets', j] as const;
+    if (ids.has(b.id)) problems.add([...at, 'id'], `duplicate budget '${b.id}'`);
     ids.add(b.id);
-    let targets = credentials;
+    let targets: readonly CredentialConfig[] = credentials;
     if (b.credential !== undefined) {
-      targets = credentials.filter((c) => c.id === b.credential);
-      if (!targets.length) {
-        problems.add(
-          `${at}.credential`,
-          `unknown credential '${b.credential}' (configured: ${credentials.map((c) => c.id).join(', ')})`,
-          'QG_UNKNOWN_CREDENTIAL',
-        );
-      }
+      const cred = byName(byId, b.credential);
+      targets = cred ? [cred] : [];
+      const unknown = unknownCredential(b.credential, byId, problems);
+      if (unknown) problems.add([...at, 'credential'], unknown, 'QG_UNKNOWN_CREDENTIAL');
     }
     if (b.bucket === undefined && b.methods === undefined) {
       problems.add(at, 'set bucket, methods or both');
@@ -277,10 +270,11 @@ function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problem
     }
     for (const cred of targets) {
       let bucket = b.bucket;
-      if (bucket !== undefined && !(bucket in cred.buckets)) {
+      if (bucket !== undefined && byName(cred.buckets, bucket) === undefined) {
+        const names = Object.keys(cred.buckets);
         problems.add(
-          `${at}.bucket`,
-          `unknown bucket '${bucket}' (profile ${cred.profile} has ${Object.keys(cred.buckets).join(', ')})`,
+          [...at, 'bucket'],
+          `unknown bucket '${bucket}'${didYouMean(bucket, names)} (profile ${cred.profile} has ${nameList(names)})`,
           'QG_UNKNOWN_BUCKET',
         );
         continue;
@@ -288,17 +282,13 @@ function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problem
       const methodBuckets = new Set<string>();
       let methodsOk = true;
       b.methods?.forEach((m, k) => {
-        const spec = cred.methods[m];
+        const spec = byName(cred.methods, m);
         if (!spec) {
-          problems.add(
-            `${at}.methods[${k}]`,
-            `unknown method '${m}' in profile ${cred.profile}`,
-            'QG_UNKNOWN_METHOD',
-          );
+          problems.add([...at, 'methods', k], unknownMethod(m, cred), 'QG_UNKNOWN_METHOD');
           methodsOk = false;
         } else if (bucket !== undefined && spec.bucket !== bucket) {
           problems.add(
-            `${at}.methods[${k}]`,
+            [...at, 'methods', k],
             `'${m}' spends bucket '${spec.bucket}' in profile ${cred.profile}, not '${bucket}'`,
           );
           methodsOk = false;
@@ -308,7 +298,7 @@ function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problem
       if (bucket === undefined) {
         if (methodBuckets.size !== 1) {
           problems.add(
-            `${at}.methods`,
+            [...at, 'methods'],
             `the methods spend different buckets in profile ${cred.profile} (${[...methodBuckets].join(', ')}): set bucket or split the budget`,
           );
           continue;
@@ -328,47 +318,27 @@ function resolveBudgets(raw: RawConfig, credentials: CredentialConfig[], problem
   });
 }
 
-function resolvePace(raw: RawConfig, credentials: CredentialConfig[], problems: Problems): BackfillPace {
-  const pace = raw.backfill.pace;
-  if (pace === 'day' || pace === 'none') return { kind: pace };
-  const jobs = credentials[0];
-  const budget = jobs?.budgets.find((b) => b.id === pace);
-  if (!budget) {
-    const ids = jobs?.budgets.map((b) => b.id) ?? [];
-    problems.add(
-      'backfill.pace',
-      `must be day, none or the id of a budget of credential ${jobs?.id ?? '?'}${ids.length ? ` (${ids.join(', ')})` : ''}, got '${pace}'`,
-    );
-  } else if (!budget.tiers.includes('backfill')) {
-    problems.add('backfill.pace', `budget '${pace}' does not cover the backfill tier`);
-  }
-  return { kind: 'budget', budget: pace };
-}
-
 function resolveExpected(
-  raw: RawConfig,
-  credentials: CredentialConfig[],
+  raw: CoreInput,
+  credentials: readonly CredentialConfig[],
+  byId: Readonly<Record<string, CredentialConfig>>,
   problems: Problems,
 ): ExpectedSpendConfig[] {
   const out: ExpectedSpendConfig[] = [];
   raw.expected.forEach((e, j) => {
-    const at = `expected[${j}]`;
-    const cred = e.credential === undefined ? credentials[0] : credentials.find((c) => c.id === e.credential);
+    if (e === undefined) return;
+    const at = ['expected', j] as const;
+    // Omitted: the first credential (when it is broken, nothing more can be said).
+    const cred = e.credential === undefined ? credentials[0] : byName(byId, e.credential);
     if (!cred) {
-      problems.add(
-        `${at}.credential`,
-        `unknown credential '${e.credential}' (configured: ${credentials.map((c) => c.id).join(', ')})`,
-        'QG_UNKNOWN_CREDENTIAL',
-      );
+      const unknown =
+        e.credential === undefined ? undefined : unknownCredential(e.credential, byId, problems);
+      if (unknown) problems.add([...at, 'credential'], unknown, 'QG_UNKNOWN_CREDENTIAL');
       return;
     }
-    const spec = cred.methods[e.method];
+    const spec = byName(cred.methods, e.method);
     if (!spec) {
-      problems.add(
-        `${at}.method`,
-        `unknown method '${e.method}' in profile ${cred.profile}`,
-        'QG_UNKNOWN_METHOD',
-      );
+      problems.add([...at, 'method'], unknownMethod(e.method, cred), 'QG_UNKNOWN_METHOD');
       return;
     }
     out.push({
@@ -384,61 +354,16 @@ function resolveExpected(
   return out;
 }
 
-/**
- * The built-in schedules, which node-cron accepts (a test checks it): a config that keeps them
- * does not load node-cron to check them again.
- */
-const BUILT_IN_CRONS: ReadonlySet<string> = new Set([
-  DEFAULT_TRENDING_CRON,
-  DEFAULT_BACKFILL_CRON,
-  DEFAULT_RECONCILE_CRON,
-]);
-
-/** What each cron field accepts, for the line that says which one is wrong. */
-const CRON_FIELDS: Record<string, string> = {
-  second: '0-59',
-  minute: '0-59',
-  hour: '0-23',
-  day: '1-31',
-  month: '1-12 or jan-dec',
-  weekday: '0-7 or sun-sat',
-};
-const CRON_SHAPE =
-  'not a cron expression (five fields: minute hour day month weekday, or six with seconds first)';
-
-function resolveSchedule(
-  s: { cron: string; stagger: number; timeZone: string },
-  at: string,
-  problems: Problems,
-): ScheduleConfig {
-  const v = BUILT_IN_CRONS.has(s.cron) ? undefined : nodeCron().validateDetailed(s.cron);
-  if (v && !v.valid) {
-    // node-cron's own words ("61 is a invalid expression for minute") said in ours, field by field.
-    const why =
-      v.errors
-        .map((e: { field?: string; value?: unknown }) =>
-          e.field !== undefined && Object.hasOwn(CRON_FIELDS, e.field)
-            ? `the ${e.field} field '${String(e.value)}' is out of range or malformed (${CRON_FIELDS[e.field]})`
-            : undefined,
-        )
-        .filter((w: string | undefined) => w !== undefined)
-        .join('; ') || CRON_SHAPE;
-    problems.add(`${at}.cron`, `'${s.cron}': ${why}`);
-  }
-  if (!isValidTimeZone(s.timeZone)) problems.add(`${at}.timeZone`, `unknown time zone '${s.timeZone}'`);
-  return { cron: s.cron, staggerMs: s.stagger, timeZone: s.timeZone };
-}
-
-function resolveStore(raw: RawConfig, env: Env, problems: Problems, source: string | undefined): StoreConfig {
+function resolveStore(raw: CoreInput, env: Env, problems: Problems, source: string | undefined): StoreConfig {
   const opts = typeof raw.store === 'object' ? raw.store : {};
   const fileUrl = typeof raw.store === 'string' ? raw.store : raw.store?.url;
   const envUrl = env[STORE_ENV] || undefined;
   const [url, from, at] =
     fileUrl !== undefined
-      ? [fileUrl, 'file' as const, typeof raw.store === 'string' ? 'store' : 'store.url']
+      ? [fileUrl, 'file' as const, typeof raw.store === 'string' ? ['store'] : ['store', 'url']]
       : envUrl !== undefined
         ? [envUrl, 'env' as const, STORE_ENV]
-        : [`sqlite:${join(dataDir(env).path, DEFAULT_LEDGER_FILE)}`, 'default' as const, 'store'];
+        : [`sqlite:${join(dataDir(env).path, DEFAULT_LEDGER_FILE)}`, 'default' as const, ['store']];
   let kind: StoreConfig['kind'] = 'sqlite';
   let absolute = url;
   try {
@@ -453,7 +378,7 @@ function resolveStore(raw: RawConfig, env: Env, problems: Problems, source: stri
   }
   if (opts.waitReplicas && kind !== 'redis') {
     problems.add(
-      'store.waitReplicas',
+      ['store', 'waitReplicas'],
       'waits for Redis replicas: needs a redis://, rediss:// or redis-sentinel:// store',
     );
   }

@@ -1,8 +1,9 @@
 /**
- * The config file's schema (zod, its mini API: src/zod-mini.ts). It only checks shapes and fills
- * defaults; names that depend on each other (methods of a profile, buckets, budgets' credentials,
- * reserve < quota) are checked when the file is resolved (load.ts), so every problem comes back
- * with its path.
+ * The core's part of the config file's schema (zod, its mini API: src/zod-mini.ts), the pieces an
+ * application's part is built from (durations, amounts, ids), and the schema of a whole file: the
+ * core's keys and every part's (`schemaOf`). It only checks shapes and fills defaults; names that
+ * depend on each other (methods of a profile, buckets, budgets' credentials, reserve < quota) are
+ * checked when the file is resolved (resolve.ts), so every problem comes back with its path.
  */
 
 import * as z from 'zod/mini';
@@ -10,24 +11,17 @@ import { profileSchema } from '../profiles/schema.js';
 import '../zod-mini.js';
 import {
   DEFAULT_API_KEY_ENV,
-  DEFAULT_BACKFILL_CRON,
-  DEFAULT_BACKFILL_MIN_AGE_MS,
-  DEFAULT_BASE_URL,
   DEFAULT_COUNT_DEADLINE_MS,
   DEFAULT_COUNT_MAX_RESPONSE_BYTES,
-  DEFAULT_MAX_PAGES,
   DEFAULT_MONITORING_URL,
   DEFAULT_RECONCILE_CRON,
   DEFAULT_RECONCILE_LAG_MS,
-  DEFAULT_REGIONS,
-  DEFAULT_TRENDING_CRON,
-  DEFAULT_UPSTREAM_DEADLINE_MS,
-  DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES,
   DEFAULT_WINDOW,
   MAX_WINDOW_MS,
 } from './defaults.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { TIERS } from './types.js';
+import { type ConfigPart, PACKAGED_PART_KEYS } from './parts.js';
+import { TIERS } from './tiers.js';
 
 const DURATION_HINT = 'must be a duration such as 30s, 15m, 24h (or a number of ms)';
 
@@ -40,19 +34,19 @@ function windowProblem(ms: number): string | undefined {
 }
 
 /** What a transform is given besides the value: where its issues go. */
-interface TransformContext {
+export interface TransformContext {
   value: unknown;
   issues: z.core.$ZodRawIssue[];
 }
 
 /** A transform's issue, as the classic API's `ctx.addIssue({ code: 'custom', message })` makes it. */
-function fail(ctx: TransformContext, message: string): never {
+export function fail(ctx: TransformContext, message: string): never {
   ctx.issues.push({ code: 'custom', message, input: ctx.value });
   return z.NEVER;
 }
 
 /** `schema` then `fn` (the classic API's `schema.transform(fn)`). */
-function transformed<I extends z.ZodMiniType, O>(
+export function transformed<I extends z.ZodMiniType, O>(
   schema: I,
   fn: (v: z.output<I>, ctx: TransformContext) => O,
 ) {
@@ -79,7 +73,7 @@ const windowDuration = transformed(duration, (ms, ctx) => {
   return problem === undefined ? ms : fail(ctx, problem);
 });
 /** A duration that may be 0 → ms. */
-const durationOrZero = durationSchema(true);
+export const durationOrZero = durationSchema(true);
 
 /** A number of units, or a percentage of the bucket's quota (`5%`). */
 export type Amount = { units: number } | { percent: number };
@@ -105,7 +99,7 @@ const windowSpec = transformed(numberOrString(), (v, ctx): RawWindow => {
   return fail(ctx, problem ?? `must be 'sliding', 'upstream-day' or a duration such as 24h`);
 });
 
-const positiveIntSchema = z.number().check(z.int(), z.positive());
+export const positiveIntSchema = z.number().check(z.int(), z.positive());
 const tier = z.enum(TIERS);
 
 const pace = z.strictObject({ limit: positiveIntSchema, window: windowDuration });
@@ -119,7 +113,7 @@ const bucket = z.strictObject({
 });
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const id = z.string().check(z.regex(ID_PATTERN, 'must be 1-64 letters, digits, ".", "_" or "-"'));
+export const id = z.string().check(z.regex(ID_PATTERN, 'must be 1-64 letters, digits, ".", "_" or "-"'));
 
 const credential = z.strictObject({
   id,
@@ -164,24 +158,6 @@ const expected = z.strictObject({
   callsPerDay: positiveIntSchema,
 });
 
-const scheduleShape = (cron: string, stagger: string) => ({
-  cron: z._default(z.string(), cron),
-  stagger: z._default(durationOrZero, parseDuration(stagger)!),
-  timeZone: z._default(z.string(), 'UTC'),
-});
-
-const schedule = (cron: string, stagger: string) =>
-  z.prefault(z.strictObject(scheduleShape(cron, stagger)), {});
-
-/** The trending schedule also says how many pages of each chart a run fetches at most. */
-const trendingSchedule = z.prefault(
-  z.strictObject({
-    ...scheduleShape(DEFAULT_TRENDING_CRON, '2m'),
-    maxPages: z._default(positiveIntSchema, DEFAULT_MAX_PAGES),
-  }),
-  {},
-);
-
 const store = z.union([
   z.string(),
   z.strictObject({
@@ -194,51 +170,13 @@ const store = z.union([
   }),
 ]);
 
-export const configSchema = z.strictObject({
+/** The core's keys of a config file. */
+export const coreShape = {
   store: z.optional(store),
   /** Quota models of the config's own (the built-in ones are youtube-2026 and youtube-classic). */
   profiles: z._default(z.record(id, profileSchema), {}),
-  /** Omitted: cache.db in the data directory (config/paths.ts). */
-  cache: z.prefault(z.strictObject({ path: z.optional(z.string().check(z.minLength(1))) }), {}),
-  upstream: z.prefault(
-    z.strictObject({
-      baseUrl: z._default(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }), DEFAULT_BASE_URL),
-      timeout: z._default(duration, 10_000),
-      deadline: z._default(duration, DEFAULT_UPSTREAM_DEADLINE_MS),
-      maxResponseBytes: z._default(positiveIntSchema, DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES),
-    }),
-    {},
-  ),
   credentials: z.prefault(z.array(credential).check(z.minLength(1)), [{ id: 'default' }]),
   budgets: z._default(z.array(budget), []),
-  regions: z._default(
-    z
-      .array(z.string().check(z.regex(/^[A-Za-z]{2}$/, 'must be a two-letter region code (ISO 3166-1)')))
-      .check(z.minLength(1)),
-    [...DEFAULT_REGIONS],
-  ),
-  categories: z._default(
-    z.record(z.string(), z.array(z.union([z.string().check(z.minLength(1)), z.number().check(z.int())]))),
-    {},
-  ),
-  schedules: z.prefault(
-    z.strictObject({
-      trending: trendingSchedule,
-      backfill: schedule(DEFAULT_BACKFILL_CRON, '0s'),
-    }),
-    {},
-  ),
-  backfill: z.prefault(
-    z.strictObject({
-      /** A video refreshed less than this long ago (by trending or the backfill) is skipped. */
-      minAge: z._default(durationOrZero, DEFAULT_BACKFILL_MIN_AGE_MS),
-      /** `day`, `none`, or the id of a budget that paces it. */
-      pace: z._default(z.string().check(z.minLength(1)), 'day'),
-      /** Hold back the units today's remaining scheduled runs need from the backfill. */
-      holdScheduled: z._default(z.boolean(), true),
-    }),
-    {},
-  ),
   /** Spending outside the configured jobs (people, scripts), counted by `plan`. */
   expected: z._default(z.array(expected), []),
   maxSleep: z._default(duration, 30_000),
@@ -277,7 +215,38 @@ export const configSchema = z.strictObject({
     }),
     {},
   ),
-});
+};
 
-export type RawConfig = z.output<typeof configSchema>;
+/** What the schema returns for the core's keys. */
+export type RawConfig = z.output<z.ZodMiniObject<typeof coreShape, z.core.$strict>>;
 export type RawCredential = RawConfig['credentials'][number];
+
+const schemas = new Map<string, z.ZodMiniType>();
+
+/**
+ * The schema of a whole file: the core's keys and each part's, unknown keys refused (the keys of a
+ * part of this package not read here are let through unchecked: PACKAGED_PART_KEYS). A key owned
+ * twice is a bug in the parts (thrown, never a config problem).
+ */
+export function schemaOf(parts: readonly ConfigPart[]): z.ZodMiniType<Record<string, unknown>> {
+  const name = parts.map((p) => p.name).join(',');
+  let schema = schemas.get(name);
+  if (!schema) {
+    const shape: Record<string, z.core.$ZodType> = { ...coreShape };
+    for (const part of parts) {
+      for (const key of Object.keys(part.shape)) {
+        if (Object.hasOwn(shape, key))
+          throw new Error(`config part '${part.name}' redefines the key '${key}'`);
+      }
+      Object.assign(shape, part.shape);
+    }
+    // The keys of this package's applications whose part is not read here: left unchecked.
+    for (const [name, keys] of Object.entries(PACKAGED_PART_KEYS)) {
+      if (parts.some((p) => p.name === name)) continue;
+      for (const key of keys) if (!Object.hasOwn(shape, key)) shape[key] = z.optional(z.unknown());
+    }
+    schema = z.strictObject(shape);
+    schemas.set(name, schema);
+  }
+  return schema as z.ZodMiniType<Record<string, unknown>>;
+}

@@ -1,17 +1,18 @@
 /**
- * The resolved configuration: every default applied, every name checked, every duration in ms.
- * Produced by `loadConfig` / `parseConfig` (src/config/load.ts); consumed by the guard, the jobs
- * and the CLI. It never holds an API key: keys are read from the environment on demand
- * (`config.apiKey(credentialId)`).
+ * The core's resolved configuration: every default applied, every name checked, every duration in
+ * ms. Produced by `loadConfig` / `parseConfig` (src/config/load.ts); consumed by the guard, the
+ * ledger's opener and the run history. An application's own settings (the YouTube application's
+ * regions, schedules, cache and upstream) are a part it registers (parts.ts): they are on the same
+ * object, typed by the application's own view of it. It never holds an API key: keys are read from
+ * the environment on demand (`config.apiKey(credentialId)`).
  */
 import type { MethodSpec, ProfileId, QuotaProfile } from '../profiles/profiles.js';
 import type { StoreKind } from './store-url.js';
+import { TIERS, type Tier } from './tiers.js';
 
-export type { StoreKind };
-
-/** Priority tiers on one bucket: each spends the same log up to its own ceiling. */
-export const TIERS = ['scheduled', 'backfill', 'manual'] as const;
-export type Tier = (typeof TIERS)[number];
+export type { StoreKind, Tier };
+/** The tiers' names (the tiers themselves are values: tiers.ts). */
+export { TIERS };
 
 /** What a call site does when the ledger store is unavailable. */
 export type FailMode = 'open' | 'closed';
@@ -42,7 +43,7 @@ export interface BucketConfig {
   reserve: number;
   /** Backfills stop while fewer than this many units are left above the reserve. */
   backfillHeadroom: number;
-  /** The ceiling each tier spends up to: scheduled = quota − reserve, backfill = that − headroom, manual = quota. */
+  /** The ceiling each tier spends up to (tiers.ts): scheduled = quota − reserve, backfill = that − headroom, manual = quota. */
   ceilings: Record<Tier, number>;
   pace?: PaceConfig;
 }
@@ -96,18 +97,6 @@ export interface ReconcileConfig {
   quotaMetrics: Record<string, string>;
 }
 
-export interface ScheduleConfig {
-  cron: string;
-  /** Offset between consecutive regions' runs, so regional bursts interleave. */
-  staggerMs: number;
-  timeZone: string;
-}
-
-/** The trending schedule: also the most pages of each chart one run fetches. */
-export interface TrendingScheduleConfig extends ScheduleConfig {
-  maxPages: number;
-}
-
 /** Calls per upstream day made outside the configured jobs (people, scripts); counted by `plan`. */
 export interface ExpectedSpendConfig {
   id: string;
@@ -134,20 +123,6 @@ export interface StoreConfig {
   waitTimeoutMs?: number;
 }
 
-/**
- * How the backfill's spend is spread: `day` (default) along a line over the upstream's day, `none`
- * as fast as its ceiling allows, or by a narrower budget of the config.
- */
-export type BackfillPace = { kind: 'day' } | { kind: 'none' } | { kind: 'budget'; budget: string };
-
-export interface BackfillConfig {
-  /** A video refreshed less than this many ms ago is not refreshed again (default 1 h). */
-  minAgeMs: number;
-  pace: BackfillPace;
-  /** Hold back from the backfill the units today's remaining scheduled runs need (default true). */
-  holdScheduled: boolean;
-}
-
 export interface StoreDownConfig {
   default: FailPolicy;
   openMaxCost: number;
@@ -155,26 +130,23 @@ export interface StoreDownConfig {
   sites: Record<string, FailMode>;
 }
 
+/**
+ * How the paced tier's spend is spread over the upstream's day (src/guard/pacing.ts): `day` (the
+ * default) along a line, `none` as fast as its ceiling allows, or by a narrower budget of the config.
+ */
+export type PacingMode = { kind: 'day' } | { kind: 'none' } | { kind: 'budget'; budget: string };
+
+export interface PacingConfig {
+  mode: PacingMode;
+  /** Hold back from the paced tier the units today's remaining scheduled runs need (default true). */
+  holdScheduled: boolean;
+}
+
 export interface Config {
   /** The file it was read from, or undefined for the embedded defaults. */
   source?: string;
   store: StoreConfig;
-  cache: { path: string };
-  upstream: {
-    baseUrl: string;
-    /** Longest silence while connecting, waiting for headers, or between two body chunks. */
-    timeoutMs: number;
-    /** The whole of one request: connect + headers + body. */
-    deadlineMs: number;
-    /** The largest answer read. */
-    maxResponseBytes: number;
-  };
   credentials: readonly CredentialConfig[];
-  regions: readonly string[];
-  /** Chart categories per region; an empty list means the whole chart. */
-  categories: Record<string, readonly string[]>;
-  schedules: { trending: TrendingScheduleConfig; backfill: ScheduleConfig };
-  backfill: BackfillConfig;
   /** Spending outside the configured jobs, counted by `plan`. */
   expected: readonly ExpectedSpendConfig[];
   /** The longest Retry-After a job sleeps through before it stops instead. */
@@ -183,10 +155,15 @@ export interface Config {
   reconcile: ReconcileConfig;
   /** Every profile a credential may use: the built-in ones and the config's own `profiles`. */
   profiles: Readonly<Record<ProfileId, QuotaProfile>>;
+  /**
+   * How the guard paces the paced tier: set by the part that owns the schedules (the YouTube
+   * application's `backfill:` section); absent, the day's line with the scheduled need held back.
+   */
+  pacing?: PacingConfig;
+  /** The names of the parts this config was read with besides the core's (e.g. `youtube`). */
+  readonly parts: readonly string[];
   /** The credential's config; throws ConfigError (QG_UNKNOWN_CREDENTIAL) for an unknown id. */
   credential(id: string): CredentialConfig;
-  /** The region's code (upper-cased); throws ConfigError (QG_UNKNOWN_REGION) when not configured. */
-  region(code: string): string;
   /**
    * The credential's API key, read from its environment variable now. Throws ConfigError
    * (QG_MISSING_API_KEY) naming the variable when it is unset or empty.

@@ -21,8 +21,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openLedger } from '../ledger/index.js';
+import { openQuotaGuard } from '../quota-guard.js';
 import { startService } from '../scheduler/service.js';
+import { scheduledNeed } from '../youtube/cron-runs.js';
 import type { JobResult } from '../youtube/job-library/types.js';
 import { type Simulator, startSimulator } from '../youtube/simulator/index.js';
 import { backfillEnd, watchBackfillRuns } from './backfill-runs.js';
@@ -224,9 +225,6 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     baseUrl: sim.url,
     key,
   });
-  const s0 = setup.config.store;
-  const ledger = await openLedger(s0.url, s0.keyPrefix !== undefined ? { keyPrefix: s0.keyPrefix } : {});
-  open.ledger = ledger;
   const t = tally();
   const counts = { skippedTicks: 0 };
   const nextResetAt = sim.nextResetAt();
@@ -238,15 +236,22 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     lastMs: nextResetAt - 1,
     line: async (at) => open.service?.guard.pacingLine(CREDENTIAL, setup.backfillBucket, at),
   });
-  const service = await startService({
-    config: setup.config,
-    ledger,
+  // The one opener, as `quota-guard run` opens it: the ledger, the guard and the run history.
+  const qg = await openQuotaGuard(setup.config, {
     logger: quietLogger(),
-    nextReset: () => sim.nextResetAt(),
-    // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
-    // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
-    upstreamDay: (_zone, at) => simulatorDay(sim, dayMs, at),
-    onGuardEvent: t.on,
+    scheduledNeed: scheduledNeed(setup.config),
+    onEvent: t.on,
+    clock: {
+      nextReset: () => sim.nextResetAt(),
+      // The simulator's compressed day is the upstream's day: the backfill's pacing and what it
+      // holds back for the rest of the day's scheduled runs are counted over it, not over 24 hours.
+      upstreamDay: (_zone, at) => simulatorDay(sim, dayMs, at),
+    },
+  });
+  const ledger = qg.ledger;
+  open.ledger = ledger;
+  const service = await startService({
+    qg,
     onEvent: (e) => {
       runs.on(e);
       if (e.type === 'finish' && e.result.job === 'backfill')

@@ -2,10 +2,12 @@
  * What a drill watches while its day runs (the guard's events, the warnings) and what it reads and
  * checks at the end: each bucket's figures, the runs by kind, the trending runs completed, the checks.
  */
-import type { Config, CredentialConfig } from '../config/types.js';
+
+import type { CredentialConfig } from '../config/types.js';
 import { bucketWindow } from '../guard/keys.js';
 import type { GuardEvent, GuardLogger } from '../guard/types.js';
 import { jobKind } from '../history/types.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { trendingRuns } from '../youtube/cron-runs.js';
 import type { JobResult } from '../youtube/job-library/types.js';
 import { endsText } from './backfill-runs.js';
@@ -128,7 +130,7 @@ export function runsByKind(results: readonly JobResult[]): Record<string, Record
  * the day (a tick before the service started ran no region), against the runs that completed.
  */
 export function trendingCompletion(
-  config: Config,
+  config: YouTubeConfig,
   credential: CredentialConfig,
   regions: readonly string[],
   serviceStartedAt: number,

@@ -3,9 +3,6 @@
  * the cache's backlog, and how fast the backfill must call the upstream (`drillPace`).
  */
 
-import { DEFAULT_REGIONS } from '../config/defaults.js';
-import { parseConfig } from '../config/load.js';
-import type { Config } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import {
   getProfile,
@@ -15,6 +12,9 @@ import {
   type QuotaProfile,
 } from '../profiles/profiles.js';
 import { openCache } from '../youtube/cache/index.js';
+import { parseYouTubeConfig } from '../youtube/config/part.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
+import { DEFAULT_REGIONS } from '../youtube/defaults.js';
 import { backfillMethod } from '../youtube/job-library/backfill.js';
 import type { DaySettings, DrillOptions, Setup } from './types.js';
 
@@ -98,8 +98,8 @@ export function drillConfig(
   const scale = o.daySeconds / DAY_SECONDS;
   const profile = drillProfile(o.profile);
   const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
-  const base = (budgets: unknown[]): Config =>
-    parseConfig(
+  const base = (budgets: unknown[]): YouTubeConfig =>
+    parseYouTubeConfig(
       {
         // A drill shows a day's quota, not an outage: a command the store answers late on a busy
         // machine waits for its answer (5 s, as the upstream) instead of failing open after 1 s.

@@ -1,10 +1,11 @@
 /** The drill's options and report, and the parts of a running drill that its modules share. */
-import type { Config, CredentialConfig } from '../config/types.js';
+import type { CredentialConfig } from '../config/types.js';
 import type { JobOutcome } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
 import type { Service } from '../scheduler/service.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import type { Simulator } from '../youtube/simulator/index.js';
 
 export interface DrillOptions {
@@ -168,7 +169,7 @@ export interface Tally {
 }
 
 export interface Setup {
-  config: Config;
+  config: YouTubeConfig;
   credential: CredentialConfig;
   hourSeconds: number;
   backfillBucket: string;

@@ -12,6 +12,7 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { nextMidnight } from '../calendar-day.js';
 import { bucketOf } from '../config/lookups.js';
+import { tierSpec } from '../config/tiers.js';
 import type { Config, CredentialConfig } from '../config/types.js';
 import { isQuotaGuardError } from '../errors.js';
 import type { Decision, Ledger } from '../ledger/types.js';
@@ -220,7 +221,7 @@ export class Guard {
     let line: PacingLine | undefined;
     let d: Decision;
     try {
-      if (tier === 'backfill') {
+      if (tierSpec(tier)?.paced) {
         line = await this.pacer.line(this.ledger, credential, bucket, now);
         const early = paceBackfill(budgets, line, cost, base, this.pacer);
         if (early) {

@@ -8,6 +8,9 @@
  *   Without one, nothing is scheduled and the backfill's line is lifted only at midnight. The
  *   backfill's ceiling on the bucket is then
  *   `min(quota − reserve − backfillHeadroom, quota − reserve − scheduled need)`.
+ * The paced tier is the one whose value says `paced` (src/config/tiers.ts: `backfill`); how it is
+ * paced is `config.pacing` (the YouTube application sets it from its `backfill:` section).
+ *
  * - **Pacing** (`backfill.pace: day`): the backfill's allowance for the day is what it has spent
  *   today plus what will be left under its own ceiling once the rest of today's scheduled runs have
  *   spent their need; by a fraction f of the time from the start of the day to its last backfill run
@@ -27,7 +30,8 @@
  */
 
 import { nextMidnight, startOfDay } from '../calendar-day.js';
-import type { BucketConfig, Config, CredentialConfig } from '../config/types.js';
+import { DEFAULT_TIER, PACED_TIER } from '../config/tiers.js';
+import type { BucketConfig, Config, CredentialConfig, PacingConfig } from '../config/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { bucketKey, bucketWindow } from './keys.js';
 
@@ -50,6 +54,14 @@ export type ScheduledNeed = (credential: CredentialConfig, start: number, end: n
 
 /** No schedule: nothing held back for scheduled runs, the backfill's line lifted at midnight. */
 const NOTHING_SCHEDULED: ScheduledNeed = () => ({ scheduled: new Map(), backfill: [] });
+
+/** How the paced tier is paced when the config says nothing: the day's line, the scheduled need held back. */
+export const DEFAULT_PACING: PacingConfig = { mode: { kind: 'day' }, holdScheduled: true };
+
+/** The ceiling the paced tier has on a bucket before the scheduled need is held back. */
+function pacedCeiling(bucket: BucketConfig): number {
+  return PACED_TIER ? bucket.ceilings[PACED_TIER.id] : bucket.ceilings[DEFAULT_TIER];
+}
 
 /** The share of the day's allowance held back until the day's scheduled runs have started. */
 export const PACE_HOLD_BACK = 0.1;
@@ -163,7 +175,7 @@ export class BackfillPacer {
   ): { units: number; runs: number; lastRunAt: number | undefined; day: DaySchedule } {
     const day = this.day(credential, nowMs);
     const runs = day.scheduled.get(bucket.id) ?? [];
-    const from = this.#config.backfill.holdScheduled
+    const from = (this.#config.pacing ?? DEFAULT_PACING).holdScheduled
       ? nowMs - this.#config.maxSleepMs
       : Number.POSITIVE_INFINITY;
     let units = 0;
@@ -214,7 +226,7 @@ export class BackfillPacer {
 
   /** When each run still counted in the line's need stops counting (its start + the grace + 1 ms). */
   #needDrops(line: PacingLine): ScheduledSpend[] {
-    if (!this.#config.backfill.holdScheduled) return [];
+    if (!(this.#config.pacing ?? DEFAULT_PACING).holdScheduled) return [];
     const credential = this.#config.credential(line.credential);
     const runs = this.day(credential, line.at).scheduled.get(line.bucket) ?? [];
     const grace = this.#config.maxSleepMs;
@@ -224,7 +236,7 @@ export class BackfillPacer {
   /** The backfill's ceiling on the bucket now, without reading the ledger. */
   ceiling(credential: CredentialConfig, bucket: BucketConfig, nowMs: number): number {
     const need = this.scheduledNeed(credential, bucket, nowMs).units;
-    return Math.max(0, Math.min(bucket.ceilings.backfill, bucket.ceilings.scheduled - need));
+    return Math.max(0, Math.min(pacedCeiling(bucket), bucket.ceilings[DEFAULT_TIER] - need));
   }
 
   /** The pacing line at `nowMs`, read from the ledger (the bucket's log and the day's backfill log). */
@@ -236,7 +248,7 @@ export class BackfillPacer {
   ): Promise<PacingLine> {
     const need = this.scheduledNeed(credential, bucket, nowMs);
     const { day } = need;
-    const ceiling = Math.max(0, Math.min(bucket.ceilings.backfill, bucket.ceilings.scheduled - need.units));
+    const ceiling = Math.max(0, Math.min(pacedCeiling(bucket), bucket.ceilings[DEFAULT_TIER] - need.units));
     const w = bucketWindow(credential, bucket, nowMs);
     const [bucketSnap, daySnap] = await Promise.all([
       ledger.peek({ key: w.key, windowMs: w.windowMs }),
@@ -249,8 +261,8 @@ export class BackfillPacer {
     // Lifted at the day's last backfill run (none today: never): what it leaves is lost at midnight.
     const burstFrom = day.backfill.at(-1) ?? day.end;
     // Never more than the ceiling leaves now (cb − need ≤ min(cb, cs − need)).
-    const allowance = daySnap.used + Math.max(0, bucket.ceilings.backfill - need.units - bucketSnap.used);
-    const pace = this.#config.backfill.pace;
+    const allowance = daySnap.used + Math.max(0, pacedCeiling(bucket) - need.units - bucketSnap.used);
+    const pace = (this.#config.pacing ?? DEFAULT_PACING).mode;
     const p: PacingLine = {
       credential: credential.id,
       bucket: bucket.id,

@@ -5,7 +5,8 @@
  * the ledger is asked.
  */
 import { bucketOf, methodOf } from '../config/lookups.js';
-import { type BucketConfig, type Config, type CredentialConfig, TIERS, type Tier } from '../config/types.js';
+import { DEFAULT_TIER, isTier, TIERS, type Tier } from '../config/tiers.js';
+import type { BucketConfig, Config, CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { type SpendBudget, spendBudgets } from './keys.js';
 import type { SpendArgs, SpendOutcome } from './types.js';
@@ -31,8 +32,8 @@ export function resolveSpend(config: Config, args: SpendArgs, now: number): Reso
     throw new InvalidArgumentError('credential', `required: the id of a configured credential (${ids})`);
   }
   const credential = config.credential(args.credential);
-  const tier = args.tier ?? 'scheduled';
-  if (!TIERS.includes(tier)) {
+  const tier = args.tier ?? DEFAULT_TIER;
+  if (!isTier(tier)) {
     throw new InvalidArgumentError('tier', `must be one of ${TIERS.join(', ')}, got '${String(tier)}'`);
   }
   let bucketId: string;

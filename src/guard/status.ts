@@ -3,7 +3,8 @@
  * used and remaining for each tier, blocks and why, when the next 1 / 50 / 100 units free up, and
  * spend in the window by tag, region and method. Shared by the CLI and the metrics.
  */
-import type { BucketConfig, Config, CredentialConfig, Tier } from '../config/types.js';
+import { DEFAULT_TIER, TIERS, type Tier } from '../config/tiers.js';
+import type { BucketConfig, Config, CredentialConfig } from '../config/types.js';
 import type { Ledger, Snapshot } from '../ledger/types.js';
 import { explainLedgerError } from './explain.js';
 import { bucketWindow, budgetKey, paceKey } from './keys.js';
@@ -203,7 +204,7 @@ async function freesUpIn(
   bucket: BucketConfig,
   snap: Snapshot,
 ): Promise<[Array<number | null>, Array<number | null>]> {
-  const ceiling = bucket.ceilings.scheduled;
+  const ceiling = bucket.ceilings[DEFAULT_TIER];
   // How many of the spent units must age out before `a` more fit under the ceiling (0: they fit now).
   const short = FREES_UP_AMOUNTS.map((a) => (a > ceiling ? null : Math.max(0, snap.used + a - ceiling)));
   const resetsAt = w.resetsAt;
@@ -302,7 +303,7 @@ function spendableByTier(
     .filter(([, m]) => m.bucket === bucket.id)
     .map(([name]) => name);
   const spendable = { ...remaining };
-  const spendableLimitedBy: Record<Tier, string | null> = { scheduled: null, backfill: null, manual: null };
+  const spendableLimitedBy = Object.fromEntries(TIERS.map((t) => [t, null])) as Record<Tier, string | null>;
   const narrower = [
     ...(pace ? [{ b: pace, tiers: Object.keys(remaining) as Tier[], all: true }] : []),
     ...budgets.map((b) => ({

@@ -5,6 +5,7 @@
  * the decision back to whoever spends (the decision API's clients). A spend whose answer never came
  * is handed to the settler, which keeps or takes it back once the store answers.
  */
+import { byName } from '../config/names.js';
 import type { Config, FailMode } from '../config/types.js';
 import { StoreUnavailableError } from '../errors.js';
 import type { Ledger } from '../ledger/types.js';
@@ -17,7 +18,7 @@ export function failModeOf(config: Config, args: SpendArgs, cost: number, tag: s
   // The caller decides: an unanswered spend is kept as it lands, as when open.
   if (args.failMode === 'caller') return 'open';
   const site = args.site ?? siteOf(tag);
-  const policy = args.failMode ?? config.storeDown.sites[site] ?? config.storeDown.default;
+  const policy = args.failMode ?? byName(config.storeDown.sites, site) ?? config.storeDown.default;
   if (policy === 'auto') return cost <= config.storeDown.openMaxCost ? 'open' : 'closed';
   return policy;
 }

@@ -24,6 +24,7 @@ import type { JobOutcome } from './types.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,
+  INDEXED_LABEL,
   jobKind,
   MAX_RUNS_PER_CREDENTIAL,
   newestFirst,
@@ -34,8 +35,10 @@ import {
   type RunOnce,
   type RunSummary,
   type RunTotal,
+  rememberRun,
   runIdConflict,
   runIdKey,
+  storableLabels,
   unreadableRunKey,
 } from './types.js';
 
@@ -51,12 +54,17 @@ export function runsKey(credential: string): string {
   return `${credentialKeyPrefix(credential)}:runs`;
 }
 
+/**
+ * A run's stream fields, as the previous release writes and reads them (its `region` label as
+ * `region`, its items as `videos`), and every label as `labels` (JSON), a field that release skips.
+ */
 function toFields(r: RunSummary): string[] {
+  const labels = storableLabels(r.labels);
   return [
     'job',
     r.job,
     'region',
-    r.region ?? '',
+    labels[INDEXED_LABEL] ?? '',
     'started',
     String(r.startedAt),
     'finished',
@@ -68,12 +76,13 @@ function toFields(r: RunSummary): string[] {
     'units',
     String(r.units),
     'videos',
-    String(r.videos),
+    String(r.items),
     'reason',
     r.reason ?? '',
     'used',
     JSON.stringify(r.used),
     ...(r.client !== undefined ? ['client', r.client] : []),
+    ...(Object.keys(labels).length > 0 ? ['labels', JSON.stringify(labels)] : []),
   ];
 }
 
@@ -86,16 +95,23 @@ function fromFields(credential: string, fields: string[]): RunSummary {
   } catch {
     // A damaged entry keeps its other fields.
   }
+  let labels: Record<string, string> = {};
+  try {
+    labels = storableLabels(JSON.parse(f['labels'] ?? '{}') as Record<string, string>);
+  } catch {
+    // A damaged field keeps the run's other fields.
+  }
+  if (f['region']) labels[INDEXED_LABEL] = f['region'];
   return {
     credential,
     job: f['job'] ?? '',
-    region: f['region'] || null,
+    labels,
     startedAt: Number(f['started']),
     finishedAt: Number(f['finished']),
     outcome: (f['outcome'] ?? 'failed') as JobOutcome,
     pages: Number(f['pages'] ?? 0),
     units: Number(f['units'] ?? 0),
-    videos: Number(f['videos'] ?? 0),
+    items: Number(f['videos'] ?? 0),
     reason: f['reason'] || null,
     used,
     ...(f['client'] ? { client: f['client'] } : {}),
@@ -123,7 +139,7 @@ export async function openRedisHistory(
 
 /** JSON of a run without `|` (escaped as \u007c, which reads back the same): the id key's separator. */
 function rememberedRun(r: RunSummary): string {
-  return JSON.stringify(r).replaceAll('|', '\\u007c');
+  return rememberRun(r).replaceAll('|', '\\u007c');
 }
 
 /** The run history on a connected Redis or Cluster: a stream, a success hash and a totals hash per credential. */
@@ -150,7 +166,7 @@ class RedisHistory implements RunHistory {
       const page = await this.#conn.client.xrevrange(key, max, min, 'COUNT', PAGE);
       for (const [, fields] of page) {
         const r = fromFields(credential, fields);
-        if (q.region !== undefined && r.region !== q.region) continue;
+        if (q.region !== undefined && r.labels[INDEXED_LABEL] !== q.region) continue;
         if (q.since !== undefined && r.startedAt < q.since) continue;
         out.push(r);
         if (out.length >= limit) return out;
@@ -170,7 +186,7 @@ class RedisHistory implements RunHistory {
           this.#maxRuns,
           // Like every ledger key, these expire: a credential that runs nothing for HISTORY_TTL_MS loses them.
           HISTORY_TTL_MS,
-          r.outcome === 'done' && r.region !== null ? r.region : '',
+          r.outcome === 'done' ? (storableLabels(r.labels)[INDEXED_LABEL] ?? '') : '',
           r.finishedAt,
           `${jobKind(r.job)}|${r.outcome}`,
           r.units,

@@ -1,6 +1,9 @@
 /**
  * The run history in the SQLite ledger's file: a table of run summaries, capped per credential, and
- * the last success per region. Its own connection to the file (WAL: it never holds up a spend for
+ * the last success per value of the indexed label (`region`). A run's generic fields are mapped to
+ * the columns the previous release reads and writes: its `region` label to `region`, its items to
+ * `videos`; the other labels go to a `labels` column (JSON) that the previous release does not know
+ * and leaves alone, added by the first run recorded without changing the schema version. Its own connection to the file (WAL: it never holds up a spend for
  * longer than one small insert). A run recorded once under a client's id (RunOnce) has its id
  * remembered in the ledger's `qg_spend_entry`, as a spend's entry is, in the run's own transaction.
  */
@@ -14,6 +17,7 @@ import type { JobOutcome } from './types.js';
 import {
   DEFAULT_HISTORY_LIMIT,
   type HistoryQuery,
+  INDEXED_LABEL,
   jobKind,
   MAX_RUNS_PER_CREDENTIAL,
   parseRememberedRun,
@@ -23,8 +27,10 @@ import {
   type RunOnce,
   type RunSummary,
   type RunTotal,
+  rememberRun,
   runIdConflict,
   runIdKey,
+  storableLabels,
 } from './types.js';
 
 const SCHEMA = `
@@ -41,7 +47,8 @@ CREATE TABLE IF NOT EXISTS qg_run (
   videos      INTEGER NOT NULL,
   reason      TEXT,
   used        TEXT NOT NULL,
-  client      TEXT
+  client      TEXT,
+  labels      TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS qg_run_credential ON qg_run (credential, id);
 CREATE TABLE IF NOT EXISTS qg_run_total (
@@ -74,6 +81,21 @@ interface RunRow {
   used: string;
   /** Absent in a file of schema version 3 read without migrating it (read-only). */
   client?: string | null;
+  /** Absent in a file no run of this release was recorded in yet. */
+  labels?: string | null;
+}
+
+/** The labels of a row: its `labels` column and its `region`. */
+function labelsOf(row: RunRow): Record<string, string> {
+  let labels: Record<string, string> = {};
+  if (typeof row.labels === 'string') {
+    try {
+      labels = storableLabels(JSON.parse(row.labels) as Record<string, string>);
+    } catch {
+      // A damaged column keeps the run's other fields.
+    }
+  }
+  return row.region !== null ? { ...labels, [INDEXED_LABEL]: row.region } : labels;
 }
 
 export interface SqliteHistoryOptions {
@@ -146,11 +168,16 @@ class SqliteHistory implements RunHistory {
   }
 
   #writer(d: Database.Database): (r: RunSummary, once?: RunOnce) => RecordedRun {
+    // The labels column, on a table an earlier release created: written to only, so added here.
+    const columns = (d.prepare('PRAGMA table_info(qg_run)').all() as Array<{ name: string }>).map(
+      (c) => c.name,
+    );
+    if (!columns.includes('labels')) d.exec('ALTER TABLE qg_run ADD COLUMN labels TEXT');
     const prefix = this.#prefix;
     const maxRuns = this.#maxRuns;
     const insert = d.prepare(
-      `INSERT INTO qg_run (credential, job, region, started_at, finished_at, outcome, pages, units, videos, reason, used, client)
-       VALUES (@credential, @job, @region, @startedAt, @finishedAt, @outcome, @pages, @units, @videos, @reason, @used, @client)`,
+      `INSERT INTO qg_run (credential, job, region, started_at, finished_at, outcome, pages, units, videos, reason, used, client, labels)
+       VALUES (@credential, @job, @region, @startedAt, @finishedAt, @outcome, @pages, @units, @videos, @reason, @used, @client, @labels)`,
     );
     // Everything of the credential older than its newest maxRuns goes.
     const trim = d.prepare(
@@ -176,13 +203,29 @@ class SqliteHistory implements RunHistory {
           if (seen.request !== once.request) throw runIdConflict(once.id);
           return { run: parseRememberedRun(seen.remembered, key), replayed: true };
         }
-        putId.run(key, JSON.stringify(r), once.request, now + RUN_ID_MEMORY_MS);
+        putId.run(key, rememberRun(r), once.request, now + RUN_ID_MEMORY_MS);
       }
       const credential = prefix + r.credential;
-      insert.run({ ...r, credential, used: JSON.stringify(r.used), client: r.client ?? null });
+      const labels = storableLabels(r.labels);
+      const region = labels[INDEXED_LABEL] ?? null;
+      insert.run({
+        credential,
+        job: r.job,
+        region,
+        startedAt: r.startedAt,
+        finishedAt: r.finishedAt,
+        outcome: r.outcome,
+        pages: r.pages,
+        units: r.units,
+        videos: r.items,
+        reason: r.reason,
+        used: JSON.stringify(r.used),
+        client: r.client ?? null,
+        labels: Object.keys(labels).length > 0 ? JSON.stringify(labels) : null,
+      });
       total.run(credential, jobKind(r.job), r.outcome, r.units);
       trim.run(credential, credential, maxRuns);
-      if (r.outcome === 'done' && r.region !== null) success.run(credential, r.region, r.finishedAt);
+      if (r.outcome === 'done' && region !== null) success.run(credential, region, r.finishedAt);
       return { run: r, replayed: false };
     });
     return (r, once) => tx.immediate(r, once);
@@ -222,13 +265,13 @@ class SqliteHistory implements RunHistory {
       return rows.map((row) => ({
         credential: row.credential.slice(prefix.length),
         job: row.job,
-        region: row.region,
+        labels: labelsOf(row),
         startedAt: row.started_at,
         finishedAt: row.finished_at,
         outcome: row.outcome as JobOutcome,
         pages: row.pages,
         units: row.units,
-        videos: row.videos,
+        items: row.videos,
         reason: row.reason,
         used: JSON.parse(row.used) as Record<string, number>,
         ...(typeof row.client === 'string' ? { client: row.client } : {}),

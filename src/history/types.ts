@@ -22,18 +22,28 @@ export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 /** Runs kept per credential; older ones are dropped as new ones arrive (about 50 days of 8 hourly regions and a backfill). */
 export const MAX_RUNS_PER_CREDENTIAL = 10_000;
 
+/**
+ * The label the stores index (a column of its own, and each value's last successful run): `region`,
+ * as the previous release stores it, so that both releases read and write one store.
+ */
+export const INDEXED_LABEL = 'region';
+
 export interface RunSummary {
   credential: string;
-  /** `trending:US`, `trending:US:10`, `backfill`. */
+  /** The job's name: `ingest:comments`, or the YouTube application's `trending:US`, `backfill`. */
   job: string;
-  /** The region a trending run fetched; null for the backfill. */
-  region: string | null;
+  /**
+   * What the application says of the run, as names and values: the YouTube application's trending
+   * runs carry `{ region: 'US' }`; `{}` when it says nothing. `region` is indexed (INDEXED_LABEL).
+   */
+  labels: Readonly<Record<string, string>>;
   startedAt: number;
   finishedAt: number;
   outcome: JobOutcome;
   pages: number;
   units: number;
-  videos: number;
+  /** Items the run fetched or wrote (the YouTube jobs: videos). */
+  items: number;
   /** Why the run ended early (one line), null when it did all its work. */
   reason: string | null;
   /** Units used in each of the credential's buckets right after the run, as the ledger counted them. */
@@ -84,12 +94,32 @@ export function runIdConflict(id: string): QuotaGuardError {
   );
 }
 
-/** A run as remembered under its id, read back (a value that is not one is damage in the store). */
+/**
+ * A run as remembered under its id: with the previous release's fields too (`region`, `videos`),
+ * so that either release answers a replay of the other's.
+ */
+export function rememberRun(r: RunSummary): string {
+  return JSON.stringify(withCompatibleFields(r));
+}
+
+/**
+ * A run as remembered under its id, read back, whichever release remembered it (a value that is
+ * not one is damage in the store).
+ */
 export function parseRememberedRun(text: string, key: string): RunSummary {
   try {
-    const v = JSON.parse(text) as RunSummary;
-    if (typeof v === 'object' && v !== null && typeof v.job === 'string' && typeof v.credential === 'string')
-      return v;
+    const v = JSON.parse(text) as Partial<RunSummary> & { region?: string | null; videos?: number };
+    if (
+      typeof v === 'object' &&
+      v !== null &&
+      typeof v.job === 'string' &&
+      typeof v.credential === 'string'
+    ) {
+      const { region, videos, ...rest } = v;
+      const labels = storableLabels(v.labels);
+      if (typeof region === 'string' && region !== '') labels[INDEXED_LABEL] = region;
+      return { ...rest, labels, items: v.items ?? videos ?? 0 } as RunSummary;
+    }
   } catch {
     // Reported below.
   }
@@ -126,7 +156,7 @@ export function checkJobName(name: unknown, field = 'name'): string {
 export interface HistoryQuery {
   /** These credentials (default: every one in the store that the caller names). */
   credentials: readonly string[];
-  /** Only runs of this region. */
+  /** Only runs whose indexed label (`region`) has this value. */
   region?: string;
   /** Only runs started at or after this epoch ms. */
   since?: number;
@@ -142,7 +172,7 @@ export interface RunHistory {
   record(run: RunSummary, once?: RunOnce): Promise<RecordedRun>;
   /** Runs newest first. */
   list(query: HistoryQuery): Promise<RunSummary[]>;
-  /** Epoch ms of the last successful (done) run per region, over the given credentials. */
+  /** Epoch ms of the last successful (done) run per value of the indexed label (`region`), over the given credentials. */
   lastSuccess(credentials: readonly string[]): Promise<Record<string, number>>;
   /** Every run ever recorded (never trimmed), counted per credential, job kind and outcome. */
   totals(credentials: readonly string[]): Promise<RunTotal[]>;
@@ -159,24 +189,30 @@ export interface RunTotal {
   units: number;
 }
 
-/**
- * A job run's name, as the run history, the metrics and the scheduler give it: `trending:<region>`
- * for a region's trending run, `backfill` for the backfill. Built here and read back by `jobKind`
- * and `regionOfJob`.
- */
-export function trendingJob(region: string): string {
-  return `trending:${region}`;
-}
-
-/** `trending:US` → `trending`. */
+/** A job's kind: its name up to the first `:` (`ingest:comments` → `ingest`). */
 export function jobKind(job: string): string {
   return job.split(':')[0] ?? job;
 }
 
-/** `trending:US` and `trending:US:10` → `US`; anything else → null. */
-export function regionOfJob(job: string): string | null {
-  const [kind, region] = job.split(':');
-  return kind === 'trending' && region ? region : null;
+/** The labels as the stores take them: names and values of one line, none empty. */
+export function storableLabels(labels: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(labels ?? {})) {
+    if (typeof value === 'string' && value !== '' && name !== '' && !/[\p{Cc}]/u.test(name + value))
+      out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * A run as the previous release's readers take it, besides its generic fields: `region` (its
+ * indexed label, or null) and `videos` (its items). `history --json` and the decision API's answers
+ * keep these fields.
+ */
+export function withCompatibleFields<T extends RunSummary>(
+  r: T,
+): T & { region: string | null; videos: number } {
+  return { ...r, region: r.labels[INDEXED_LABEL] ?? null, videos: r.items };
 }
 
 /** Newest first, then the first `limit`. */

@@ -12,13 +12,14 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type Config, TIERS } from '../config/types.js';
 import { quotaStatus } from '../guard/status.js';
 import { type GuardEvent, STOP_REASONS } from '../guard/types.js';
-import { JOB_OUTCOMES, jobKind, type RunHistory, regionOfJob } from '../history/types.js';
+import { JOB_OUTCOMES, jobKind, type RunHistory } from '../history/types.js';
 import { clockStepsCorrected } from '../ledger/clock.js';
 import type { Ledger } from '../ledger/types.js';
 import type { Cache } from '../youtube/cache/index.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import { regionFreshness } from '../youtube/freshness.js';
 import type { JobResult } from '../youtube/job-library/types.js';
+import { regionOfJob } from '../youtube/job-names.js';
 
 export const METRIC_PREFIX = 'quota_guard_';
 

@@ -312,7 +312,7 @@ function staleReason(
   report: StatusReport,
   nowMs: number,
 ): string {
-  const last = runs.find((r) => r.region === region);
+  const last = runs.find((r) => r.labels['region'] === region);
   if (!last) return 'no run recorded in the window';
   const when = `${ago(nowMs - last.finishedAt)} ago`;
   if (last.outcome === 'done') return `last run ${when} was done; none since`;
@@ -414,7 +414,7 @@ export function renderStatusPage(d: StatusPageData): string {
       ? `<div class="card"><table class="runs stack"><thead><tr><th>ended</th><th>job</th><th>outcome</th><th class="n">pages</th><th class="n">units</th><th class="n">videos</th><th>why</th></tr></thead><tbody>${last
           .map(
             (r, i) =>
-              `<tr><td>${clock(r.finishedAt, local)}</td><td>${esc(r.job)}${r.client !== undefined ? ` <span class="muted">by ${esc(r.client)}</span>` : ''}</td><td>${outcomeBadge(r.outcome)}</td><td class="n">${num(r.pages)} <span class="unit">pages</span></td><td class="n">${num(r.units)} <span class="unit">units</span></td><td class="n">${num(r.videos)} <span class="unit">videos</span></td><td class="why muted"><span class="clip"${r.reason ? ` title="${esc(r.reason)}"` : ''}>${
+              `<tr><td>${clock(r.finishedAt, local)}</td><td>${esc(r.job)}${r.client !== undefined ? ` <span class="muted">by ${esc(r.client)}</span>` : ''}</td><td>${outcomeBadge(r.outcome)}</td><td class="n">${num(r.pages)} <span class="unit">pages</span></td><td class="n">${num(r.units)} <span class="unit">units</span></td><td class="n">${num(r.items)} <span class="unit">videos</span></td><td class="why muted"><span class="clip"${r.reason ? ` title="${esc(r.reason)}"` : ''}>${
                 // A reason the run above gave too (every region stopped by the same block) is said once.
                 r.reason && i > 0 && last[i - 1]!.reason === r.reason ? 'same as above' : esc(r.reason ?? '')
               }</span></td></tr>`,

@@ -132,5 +132,6 @@ export function bucketOfUpstreamQuota(
 
 /** The bucket and cost of a method under a profile, or undefined when the profile does not offer it. */
 export function methodSpec(profile: QuotaProfile, method: string): MethodSpec | undefined {
-  return profile.methods[method];
+  // A name is data: `constructor` is a method no profile offers, not a property of every object.
+  return Object.hasOwn(profile.methods, method) ? profile.methods[method] : undefined;
 }

@@ -55,7 +55,10 @@ export class JobRun {
   pages = 0;
   units = 0;
   failOpenUnits = 0;
-  videos = 0;
+  /** Items the run fetched or wrote (the YouTube jobs: videos). */
+  items = 0;
+  /** What the application says of the run (the YouTube application's trending runs: `{ region }`). */
+  labels: Record<string, string> = {};
   /** Videos the run left alone as refreshed too recently (the backfill). */
   skipped: number | undefined;
   readonly startedAt: number;
@@ -137,7 +140,9 @@ export class JobRun {
       pages: this.pages,
       units: this.units,
       failOpenUnits: this.failOpenUnits,
-      videos: this.videos,
+      items: this.items,
+      videos: this.items,
+      labels: { ...this.labels },
       ...(this.skipped !== undefined ? { skipped: this.skipped } : {}),
       startedAt: this.startedAt,
       finishedAt,
@@ -160,7 +165,7 @@ export class JobRun {
       pages: result.pages,
       units: result.units,
       failOpenUnits: result.failOpenUnits,
-      videos: result.videos,
+      items: result.items,
       ...(result.skipped !== undefined ? { skipped: result.skipped } : {}),
       ms: finishedAt - this.startedAt,
       ...(result.resumeAt !== undefined ? { resumeAt: new Date(result.resumeAt).toISOString() } : {}),

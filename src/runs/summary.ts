@@ -4,7 +4,7 @@
  */
 import type { Config, CredentialConfig } from '../config/types.js';
 import { bucketWindow } from '../guard/keys.js';
-import { type RunSummary, regionOfJob } from '../history/types.js';
+import type { RunSummary } from '../history/types.js';
 import type { Ledger } from '../ledger/types.js';
 import type { JobResult } from './types.js';
 
@@ -43,13 +43,13 @@ export async function summarise(r: JobResult, config: Config, ledger: Ledger): P
   return {
     credential: r.credential,
     job: r.job,
-    region: regionOfJob(r.job),
+    labels: r.labels,
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
     outcome: r.outcome,
     pages: r.pages,
     units: r.units,
-    videos: r.videos,
+    items: r.items,
     reason: r.reason ?? null,
     used,
   };

@@ -23,8 +23,12 @@ export interface JobResult {
   units: number;
   /** Of `units`, those spent while the ledger store was down (allowed unrecorded, fail-open). */
   failOpenUnits: number;
-  /** Videos written to the cache. */
+  /** Items the run fetched or wrote (the YouTube jobs: videos written to the cache). */
+  items: number;
+  /** `items` under the YouTube jobs' name for them (kept for the callers of 0.2). */
   videos: number;
+  /** What the application says of the run: the YouTube application's trending runs carry `{ region }`. */
+  labels: Readonly<Record<string, string>>;
   /** The backfill: videos left alone because they were refreshed less than `backfill.minAge` ago. */
   skipped?: number;
   startedAt: number;

@@ -1,22 +1,20 @@
 /**
  * What `quota-guard run` runs: the scheduled jobs of a config (one trending job per region, staggered,
- * and the backfill) on one guard, ledger and cache, with metrics fed by the guard and the jobs, and
- * optionally the loopback /metrics and /healthz server. `stop()` is the graceful shutdown: no more
- * ticks, running pages finished, then the HTTP server, the cache and the ledger closed.
+ * and the backfill) on the guard, ledger and run history of one `openQuotaGuard` handle and one cache,
+ * with metrics fed by the guard (subscribed to the handle) and the jobs, and optionally the loopback
+ * /metrics and /healthz server. `stop()` is the graceful shutdown: no more ticks, running pages
+ * finished, then the HTTP server and the cache closed, and the handle (pending spends settled).
  */
 
-import type { Config } from '../config/types.js';
-import { createGuard, type Guard } from '../guard/guard.js';
-import type { DayOf } from '../guard/pacing.js';
-import type { GuardEvent, GuardLogger } from '../guard/types.js';
+import type { Guard } from '../guard/guard.js';
 import { openRunHistory } from '../history/index.js';
-import { trendingJob } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
-import type { Ledger } from '../ledger/types.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../metrics/page.js';
 import { type MetricsServer, startMetricsServer } from '../metrics/server.js';
-import { scheduledNeed } from '../youtube/cron-runs.js';
+import type { QuotaGuard } from '../quota-guard.js';
+import { youtubeConfig } from '../youtube/config/resolver.js';
+import type { YouTubeConfig } from '../youtube/config/types.js';
 import { runBackfill } from '../youtube/job-library/backfill.js';
 import {
   type OpenedJobContext,
@@ -25,6 +23,7 @@ import {
 } from '../youtube/job-library/context.js';
 import { runTrending } from '../youtube/job-library/trending.js';
 import type { JobContext } from '../youtube/job-library/types.js';
+import { trendingJob, trendingLabels } from '../youtube/job-names.js';
 import type { ScheduledJob } from './scheduler.js';
 import { Scheduler, type SchedulerEvent, type TickSource } from './scheduler.js';
 
@@ -71,9 +70,11 @@ export function observeScheduler(metrics: Metrics): (e: SchedulerEvent) => void 
 }
 
 export interface ServiceOptions extends ScheduledJobsOptions {
-  config: Config;
-  ledger: Ledger;
-  logger: GuardLogger;
+  /**
+   * The ledger, the guard and the run history, opened by `openQuotaGuard` (with the schedules'
+   * `scheduledNeed`, and a drill's clock); closed by `stop`.
+   */
+  qg: QuotaGuard;
   /** Serve /metrics and /healthz here. */
   http?: HttpAddress;
   /** Also serve the decision API under /v1/ on `http` (src/api/), with these bearer tokens. */
@@ -81,19 +82,13 @@ export interface ServiceOptions extends ScheduledJobsOptions {
   /** Jobs to schedule instead of the config's (drills scale them). */
   jobs?: (ctx: JobContext) => ScheduledJob[];
   ticks?: TickSource;
-  /** Passed to the guard (drills: the simulator's reset instead of the upstream's midnight). */
-  nextReset?: (timeZone: string, nowMs: number) => number;
-  /** Passed to the guard (drills: the simulator's day instead of the upstream's calendar day). */
-  upstreamDay?: DayOf;
-  jobContext?: OpenJobContextOptions;
+  jobContext?: Omit<OpenJobContextOptions, 'history'>;
   /** Every scheduler event, besides the metrics. */
   onEvent?: (e: SchedulerEvent) => void;
-  /** Every guard event, besides the metrics. */
-  onGuardEvent?: (e: GuardEvent) => void;
 }
 
 export interface Service {
-  config: Config;
+  config: YouTubeConfig;
   guard: Guard;
   jobs: OpenedJobContext;
   metrics: Metrics;
@@ -103,26 +98,16 @@ export interface Service {
   stop(reason?: string): Promise<void>;
 }
 
-/** Start the schedules (and the HTTP server when asked). The ledger is closed by `stop`. */
+/** Start the schedules (and the HTTP server when asked). The handle is closed by `stop`. */
 export async function startService(opts: ServiceOptions): Promise<Service> {
-  const { config, ledger, logger } = opts;
+  const { qg } = opts;
+  const { ledger, guard, logger } = qg;
+  const config = youtubeConfig(qg.config);
   const metrics = createMetrics();
-  const guard = createGuard({
-    config,
-    ledger,
-    logger,
-    scheduledNeed: scheduledNeed(config),
-    onEvent: opts.onGuardEvent
-      ? (e) => {
-          metrics.guardEvent(e);
-          opts.onGuardEvent!(e);
-        }
-      : metrics.guardEvent,
-    ...(opts.nextReset ? { nextReset: opts.nextReset } : {}),
-    ...(opts.upstreamDay ? { upstreamDay: opts.upstreamDay } : {}),
-  });
-  const history = opts.jobContext?.history || (await openRunHistory(config.store));
-  const jobs = openJobContext({ config, guard, logger }, { ...opts.jobContext, history });
+  const unsubscribe = qg.subscribe(metrics.guardEvent);
+  // The jobs record their runs in the handle's history, which the handle closes.
+  const history = qg.history ?? (await openRunHistory(config.store));
+  const jobs = openJobContext({ config, guard, logger, history }, { ...opts.jobContext });
   metrics.setSources({ config, ledger, cache: jobs.cache, history });
   let server: MetricsServer | undefined;
   try {
@@ -135,6 +120,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
             ...(opts.decisions.tokensFile !== undefined ? { tokensFile: opts.decisions.tokensFile } : {}),
             logger,
             onRequest: metrics.apiRequest,
+            labelsOf: trendingLabels,
           })
         : undefined;
       server = await startMetricsServer({
@@ -156,7 +142,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       );
     }
   } catch (e) {
+    unsubscribe();
     await jobs.close();
+    if (!qg.history) await history.close();
     throw e;
   }
   const observe = observeScheduler(metrics);
@@ -182,14 +170,16 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       stopping ??= (async () => {
         try {
           await scheduler.stop(reason);
-          // Spends whose answer never came get one command timeout to be settled before the ledger closes.
-          await guard.settlePending(config.store.commandTimeoutMs ?? 1000);
         } finally {
           try {
             await server?.close();
             await jobs.close();
+            if (!qg.history) await history.close();
           } finally {
-            await ledger.close();
+            unsubscribe();
+            // Spends whose answer never came get one command timeout to be settled, then the
+            // history and the ledger close.
+            await qg.close();
           }
         }
       })();

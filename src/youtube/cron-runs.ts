@@ -7,11 +7,14 @@
  * (23 or 25 hours) are counted as the scheduler will run them. Both are loaded on the first call
  * (time-libs.ts), not with this module.
  */
+
 import type { DateTime } from 'luxon';
 import type { createTask } from 'node-cron';
 import type { Config, CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { luxon, nodeCron } from '../time-libs.js';
+import { youtubeConfig } from './config/resolver.js';
+import type { YouTubeConfig } from './config/types.js';
 import { trendingMethod, trendingUnits } from './trending-spend.js';
 
 const DAY_MS = 86_400_000;
@@ -168,7 +171,7 @@ export interface TrendingRuns {
  * after each tick of `schedules.trending.cron` and spends at most its charts × `maxPages` pages.
  */
 export function trendingRuns(
-  config: Config,
+  config: YouTubeConfig,
   credential: CredentialConfig,
   fromMs: number,
   toMs: number,
@@ -200,14 +203,15 @@ export function scheduledNeed(
   start: number,
   end: number,
 ) => { scheduled: Map<string, Spend[]>; backfill: number[] } {
+  const yt = youtubeConfig(config);
   return (credential, start, end) => {
     const scheduled = new Map<string, Spend[]>();
     // Only the jobs' credential runs the schedules.
     if (config.credentials[0]?.id === credential.id) {
-      const t = trendingRuns(config, credential, start, end);
+      const t = trendingRuns(yt, credential, start, end);
       scheduled.set(t.bucket, t.spends);
     }
-    const b = config.schedules.backfill;
+    const b = yt.schedules.backfill;
     const backfill = cronRuns(b.cron, b.timeZone, start - b.staggerMs, end)
       .map((at) => at + b.staggerMs)
       .filter((at) => at >= start && at < end);

@@ -2,8 +2,11 @@
  * Region freshness: how long ago each configured region was last fetched successfully, and whether
  * that is stale (older than two periods of the trending schedule), from the run history.
  */
+
 import type { Config } from '../config/types.js';
 import type { RunHistory } from '../history/types.js';
+import { youtubeConfig } from './config/resolver.js';
+import type { YouTubeConfig } from './config/types.js';
 import { cronRuns } from './cron-runs.js';
 
 export interface RegionFreshness {
@@ -17,7 +20,7 @@ export interface RegionFreshness {
 }
 
 /** The trending schedule's period: the longest gap between its runs over the two days before `nowMs`. */
-function schedulePeriodMs(config: Config, nowMs: number): number {
+function schedulePeriodMs(config: YouTubeConfig, nowMs: number): number {
   const t = config.schedules.trending;
   const runs = cronRuns(t.cron, t.timeZone, nowMs - 2 * 86_400_000, nowMs);
   let period = 0;
@@ -27,10 +30,11 @@ function schedulePeriodMs(config: Config, nowMs: number): number {
 
 /** Every configured region's last success and whether it is stale (older than two schedule periods). */
 export async function regionFreshness(
-  config: Config,
+  base: Config,
   history: RunHistory,
   nowMs: number,
 ): Promise<{ periodMs: number; staleAfterMs: number; regions: RegionFreshness[] }> {
+  const config = youtubeConfig(base);
   const last = await history.lastSuccess(config.credentials.map((c) => c.id));
   const periodMs = schedulePeriodMs(config, nowMs);
   const staleAfterMs = 2 * periodMs;

@@ -17,8 +17,21 @@ export type {
   TrendingSnapshot,
   VideoResource,
 } from './cache/types.js';
+// Its part of the config: registered with the core when this module loads
+export { loadYouTubeConfig, parseYouTubeConfig, youtubeConfigPart } from './config/part.js';
+export { youtubeConfig } from './config/resolver.js';
+export type {
+  BackfillConfig,
+  BackfillPace,
+  ScheduleConfig,
+  TrendingScheduleConfig,
+  UpstreamConfig,
+  YouTubeConfig,
+  YouTubeSettings,
+} from './config/types.js';
 // The schedules' need, for a guard built for the jobs
 export { scheduledNeed } from './cron-runs.js';
+export { YOUTUBE_ERROR_CODES } from './errors.js';
 // The jobs
 export { type BackfillOptions, runBackfill } from './job-library/backfill.js';
 export { type OpenedJobContext, type OpenJobContextOptions, openJobContext } from './job-library/context.js';

@@ -3,15 +3,17 @@
  * region's run fetches (one per configured category, else the whole chart), and the most calls
  * and units one run makes. The job, the schedules' need, the plan and `fetch --dry-run` read these.
  */
+
 import { methodOf } from '../config/lookups.js';
-import type { Config, CredentialConfig } from '../config/types.js';
+import type { CredentialConfig } from '../config/types.js';
 import type { MethodSpec } from '../profiles/profile.js';
+import type { YouTubeConfig } from './config/types.js';
 
 /** The method every trending page is fetched with. */
 export const TRENDING_METHOD = 'videos.list';
 
 /** Charts one run of `region` fetches: one per configured category, else the whole chart. */
-export function chartsOf(config: Config, region: string): number {
+export function chartsOf(config: YouTubeConfig, region: string): number {
   return Math.max(1, config.categories[region]?.length ?? 0);
 }
 
@@ -21,17 +23,17 @@ export function trendingMethod(credential: CredentialConfig): MethodSpec {
 }
 
 /** Calls one run of `region` makes at most: its charts × `schedules.trending.maxPages`. */
-export function trendingCalls(config: Config, region: string): number {
+export function trendingCalls(config: YouTubeConfig, region: string): number {
   return chartsOf(config, region) * config.schedules.trending.maxPages;
 }
 
 /** Units one run of `region` spends at most on `credential`: its calls × the method's cost. */
-export function trendingUnits(config: Config, credential: CredentialConfig, region: string): number {
+export function trendingUnits(config: YouTubeConfig, credential: CredentialConfig, region: string): number {
   return trendingCalls(config, region) * trendingMethod(credential).cost;
 }
 
 /** How one run's calls add up, for a dry run: `2 charts × 4 pages`, or `4 pages`. */
-export function trendingCallsText(config: Config, region: string): string {
+export function trendingCallsText(config: YouTubeConfig, region: string): string {
   const charts = chartsOf(config, region);
   const { maxPages } = config.schedules.trending;
   return `${charts > 1 ? `${charts} charts × ` : ''}${maxPages} page${maxPages === 1 ? '' : 's'}`;

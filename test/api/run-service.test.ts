@@ -3,9 +3,9 @@
  * and the decisions show in its metrics by route, outcome and client.
  */
 import { expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import { openLedger } from '../../src/ledger/index.js';
+import { openQuotaGuard } from '../../src/quota-guard.js';
 import { startService, type TickSource } from '../../src/scheduler/index.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { KEY_ENV, secretKey, tmpPath } from '../job-library/helpers.js';
 import { sample, scrape } from '../metrics/helpers.js';
 import { ApiClient } from './helpers.js';
@@ -20,9 +20,7 @@ it('serves /v1/spend beside /metrics, and counts it by route, outcome and client
   );
   const silent = { info() {}, warn() {}, debug() {}, error() {}, child: () => silent };
   const service = await startService({
-    config,
-    ledger: await openLedger(store),
-    logger: silent,
+    qg: await openQuotaGuard(config, { logger: silent }),
     ticks: noTicks,
     backfill: false,
     http: { host: '127.0.0.1', port: 0 },

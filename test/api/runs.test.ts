@@ -92,6 +92,8 @@ describe.each(STORES)('POST /v1/runs over $name', ({ store }) => {
       credential: cred,
       job: 'ingest:comments',
       client: 'php-cron',
+      // A job the application does not know: no label (a `trending:US` job would be `{ region: 'US' }`).
+      labels: {},
       startedAt: b['startedAt'],
       finishedAt: b['finishedAt'],
       outcome: 'stopped',

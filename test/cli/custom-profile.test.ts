@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
 import { drillPace } from '../../src/drill/drill.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { startSimulator } from '../../src/youtube/simulator/index.js';
 import { cli, configFile, dir, expectOneLine, sqliteStore } from './helpers.js';
 

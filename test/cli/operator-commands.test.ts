@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/guard.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { openCache } from '../../src/youtube/cache/index.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { runChild } from '../e2e/helpers.js';
 import { cli, configFile, dir, expectOneLine, sqliteStore } from './helpers.js';
 

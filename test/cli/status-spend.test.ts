@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { cli, configFile, sqliteStore } from './helpers.js';
 
 const quiet = { info() {}, warn() {} };

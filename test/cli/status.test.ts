@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { renderStatus, STATUS_WIDTH, type StatusView } from '../../src/cli/render/status.js';
-import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { busyConfig, cli, configFile, spendThenBlock, sqliteStore } from './helpers.js';
 
 const quiet = { info() {}, warn() {} };
@@ -115,13 +115,13 @@ describe('status at a glance', () => {
       history.record({
         credential: 'main',
         job: `trending:${region}`,
-        region,
+        labels: { region },
         startedAt: now - ago - 1_000,
         finishedAt: now - ago,
         outcome,
         pages: 4,
         units: 4,
-        videos: 200,
+        items: 200,
         reason: null,
         used: {},
       });

@@ -6,10 +6,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { BIN } from '../harness/child.js';
 import { cliOnTerminal, hasScript } from '../harness/terminal.js';
 import { busyConfig, configFile, spendThenBlock, sqliteStore } from './helpers.js';
@@ -38,13 +38,13 @@ beforeAll(async () => {
     const run = (job: string, minutesAgo: number, reason: string | null) => ({
       credential: 'main',
       job,
-      region: job.startsWith('trending:') ? job.slice('trending:'.length) : null,
+      labels: job.startsWith('trending:') ? { region: job.slice('trending:'.length) } : {},
       startedAt: now - minutesAgo * 60_000,
       finishedAt: now - minutesAgo * 60_000 + 4_000,
       outcome: reason ? ('stopped' as const) : ('done' as const),
       pages: 4,
       units: 1_204,
-      videos: 12_345,
+      items: 12_345,
       reason,
       used: { units: 300 },
     });

@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
 import { dataDir } from '../../src/config/paths.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { runChild } from '../e2e/helpers.js';
 import { cli, expectOneLine } from './helpers.js';
 

@@ -3,7 +3,6 @@
  * written in, validated by the same schema; credentials use them like the built-in ones.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import {
   BUILTIN_PROFILE_IDS,
@@ -13,6 +12,7 @@ import {
   toProfile,
 } from '../../src/profiles/profiles.js';
 import { profileSchema } from '../../src/profiles/schema.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 
 const MINE = {
   description: 'a larger shared bucket and a priced search bucket',
@@ -108,7 +108,7 @@ describe('a profile of the config’s own', () => {
     expect(
       problems({ profiles: { mine: MINE }, credentials: [{ id: 'a', profile: 'youtube-2030' }] }),
     ).toEqual([
-      "credentials[0].profile: unknown profile 'youtube-2030' (built in: youtube-2026, youtube-classic; in profiles: mine)",
+      "credentials[0].profile: unknown profile 'youtube-2030' (did you mean 'youtube-2026'?) (built in: youtube-2026, youtube-classic; in profiles: mine)",
     ]);
     expect(problems({ profiles: { 'youtube-2026': MINE } })).toEqual([
       `profiles["youtube-2026"]: 'youtube-2026' is a built-in profile; give yours another id`,

@@ -4,8 +4,8 @@
  * as a bug (70), while the other regions run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
-import { ISO_3166_1_ALPHA_2 } from '../../src/config/regions.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
+import { ISO_3166_1_ALPHA_2 } from '../../src/youtube/config/regions.js';
 import { runTrending } from '../../src/youtube/job-library/index.js';
 import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { rig } from '../job-library/helpers.js';

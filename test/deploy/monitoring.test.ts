@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { parseConfig } from '../../src/config/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 
 const execFileP = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');

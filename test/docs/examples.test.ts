@@ -173,7 +173,7 @@ describe('the docs’ library examples', () => {
       const r = await runExample(example, dir, config);
       expect({ code: r.code, stderr: r.stderr }).toEqual({
         code: 78,
-        stderr: `QG_CONFIG_INVALID: ${config}: store.keyPrefx: unknown key\n`,
+        stderr: `QG_CONFIG_INVALID: ${config}: store.keyPrefx: unknown key (did you mean 'keyPrefix'?)\n`,
       });
       expect(existsSync(join(dir, 'ledger.db'))).toBe(false);
     },

@@ -4,8 +4,8 @@
  * stops at its headroom line and the scheduled jobs still get their units.
  */
 import { describe, expect, inject, it } from 'vitest';
-import { DEFAULT_REGIONS } from '../../src/config/index.js';
 import { openCache } from '../../src/youtube/cache/index.js';
+import { DEFAULT_REGIONS } from '../../src/youtube/defaults.js';
 import { runBackfill, runTrending } from '../../src/youtube/job-library/index.js';
 import { startSimulator } from '../../src/youtube/simulator/index.js';
 import { rig, secretKey, tmpPath, used } from '../job-library/helpers.js';

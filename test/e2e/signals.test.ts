@@ -4,10 +4,10 @@
  * and the process exits 75 (run again later), with no half-written page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
 import { quotaStatus } from '../../src/guard/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { openCache } from '../../src/youtube/cache/index.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
 import { drip, httpServer } from '../upstream/helpers.js';

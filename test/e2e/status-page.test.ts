@@ -8,7 +8,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config/types.js';
 import { runDrill } from '../../src/drill/index.js';
 import { bucketWindow } from '../../src/guard/keys.js';
 import { openRunHistory, type RunSummary } from '../../src/history/index.js';
@@ -16,6 +15,7 @@ import { openLedger } from '../../src/ledger/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../../src/metrics/page.js';
 import { startMetricsServer } from '../../src/metrics/server.js';
+import type { YouTubeConfig as Config } from '../../src/youtube/config/types.js';
 import { CHROMIUM, CHROMIUM_HINT, dumpDom, screenshot, updateDocsScreenshot } from '../harness/chromium.js';
 
 if (!CHROMIUM) console.warn(`status page browser test skipped: ${CHROMIUM_HINT}`);

@@ -5,8 +5,8 @@
  * stops, and the credential's other buckets go on (Redis ledger, real cache file).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DEFAULT_REGIONS } from '../../src/config/index.js';
 import { quotaStatus } from '../../src/guard/index.js';
+import { DEFAULT_REGIONS } from '../../src/youtube/defaults.js';
 import { runBackfill, runTrending } from '../../src/youtube/job-library/index.js';
 import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { logText, type Rig, rig } from '../job-library/helpers.js';

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import type { Config } from '../../src/config/types.js';
 import { createGuard, type Guard, type GuardEvent, type GuardLogger } from '../../src/guard/index.js';
 import type { DayOf } from '../../src/guard/pacing.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger, OpenLedgerOptions } from '../../src/ledger/types.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
+import type { YouTubeConfig as Config } from '../../src/youtube/config/types.js';
 import { scheduledNeed } from '../../src/youtube/cron-runs.js';
 import { fileTempDir } from '../harness/temp.js';
 

@@ -4,10 +4,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderStatus } from '../../src/cli/render/status.js';
-import { parseConfig } from '../../src/config/index.js';
 import { type Guard, quotaStatus } from '../../src/guard/index.js';
 import { PACE_HOLD_BACK, pacingLineAt } from '../../src/guard/pacing.js';
 import type { Ledger } from '../../src/ledger/types.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { scheduledNeed } from '../../src/youtube/cron-runs.js';
 import { clockedGuard } from './helpers.js';
 

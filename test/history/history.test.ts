@@ -1,16 +1,16 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
 import {
   MAX_RUN_AGE_MS,
   RUN_ID_MEMORY_MS,
   type RunHistory,
   type RunSummary,
-  regionOfJob,
 } from '../../src/history/index.js';
 import { HISTORY_TTL_MS, openRedisHistory } from '../../src/history/redis.js';
 import { openSqliteHistory } from '../../src/history/sqlite.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { regionFreshness } from '../../src/youtube/freshness.js';
+import { regionOfJob } from '../../src/youtube/job-names.js';
 import { dir } from '../cli/helpers.js';
 
 let n = 0;
@@ -42,12 +42,12 @@ function run(over: Partial<RunSummary> & { startedAt: number }): RunSummary {
   return {
     credential: 'main',
     job: 'trending:US',
-    region: 'US',
+    labels: { region: 'US' },
     finishedAt: over.startedAt + 1_500,
     outcome: 'done',
     pages: 4,
     units: 4,
-    videos: 200,
+    items: 200,
     reason: null,
     used: { units: 40 },
     ...over,
@@ -68,13 +68,15 @@ describe.each(STORES)('run history on $name', ({ open }) => {
     const backfill = run({
       startedAt: t + 1_000,
       job: 'backfill',
-      region: null,
+      labels: {},
       outcome: 'stopped',
       reason: 'stopped: budget',
       used: { units: 90, search: 3 },
     });
     await h.record(backfill);
-    await h.record(run({ startedAt: t + 2_000, job: 'trending:GB', region: 'GB', outcome: 'failed' }));
+    await h.record(
+      run({ startedAt: t + 2_000, job: 'trending:GB', labels: { region: 'GB' }, outcome: 'failed' }),
+    );
     await h.record(run({ startedAt: t + 3_000, credential: 'other' }));
 
     const all = await h.list({ credentials: ['main'] });
@@ -158,7 +160,12 @@ describe('region freshness', () => {
     const now = Date.UTC(2026, 0, 15, 12, 30);
     await h.record(run({ credential: 'default', startedAt: now - 30 * 60_000 }));
     await h.record(
-      run({ credential: 'default', job: 'trending:GB', region: 'GB', startedAt: now - 3 * 3_600_000 }),
+      run({
+        credential: 'default',
+        job: 'trending:GB',
+        labels: { region: 'GB' },
+        startedAt: now - 3 * 3_600_000,
+      }),
     );
     const f = await regionFreshness(config, h, now);
     expect(f.periodMs).toBe(3_600_000);

@@ -20,13 +20,13 @@ describe('run history on a read-only directory', () => {
         await w.record({
           credential: 'main',
           job: 'trending:US',
-          region: 'US',
+          labels: { region: 'US' },
           startedAt: 1_000 + i,
           finishedAt: 2_000 + i,
           outcome: 'done',
           pages: 1,
           units: 1,
-          videos: 50,
+          items: 50,
           reason: null,
           used: { units: 1 },
         });

@@ -1,10 +1,10 @@
-import { parseConfig } from '../../src/config/index.js';
-import type { Config } from '../../src/config/types.js';
 import { bucketWindow, createGuard, type Guard } from '../../src/guard/index.js';
 import { openRunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { openCache } from '../../src/youtube/cache/index.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
+import type { YouTubeConfig as Config } from '../../src/youtube/config/types.js';
 import type { JobContext } from '../../src/youtube/job-library/index.js';
 import { upstreamClients } from '../../src/youtube/job-library/upstream.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/youtube/simulator/index.js';

@@ -40,7 +40,14 @@ describe('trending job', () => {
       expect(pages.every((l) => (l.obj as { region: string }).region === 'GB')).toBe(true);
       // The run is recorded once, in the run history.
       expect(await r.history!.list({ credentials: ['default'] })).toMatchObject([
-        { job: 'trending:GB', region: 'GB', outcome: 'done', pages: 4, units: 4 },
+        {
+          job: 'trending:GB',
+          labels: { region: 'GB' },
+          outcome: 'done',
+          pages: 4,
+          units: 4,
+          items: result.items,
+        },
       ]);
       expect(logText(r)).not.toContain(r.key);
     } finally {

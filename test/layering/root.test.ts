@@ -16,6 +16,7 @@ const ROOT_EXPORTS = [
   'InvalidArgumentError',
   'QuotaGuardError',
   'StoreUnavailableError',
+  'TIER_SPECS',
   'TIERS',
   'UpstreamError',
   'WindowMismatchError',
@@ -31,6 +32,8 @@ const ROOT_EXPORTS = [
   'openRunHistory',
   'parseConfig',
   'quotaStatus',
+  'registerConfigPart',
+  'registerErrorCodes',
   'withRetries',
 ];
 
@@ -38,13 +41,18 @@ const ROOT_EXPORTS = [
 const YOUTUBE_EXPORTS = [
   'CacheSchemaError',
   'QueryInvalidError',
+  'YOUTUBE_ERROR_CODES',
   'createYouTubeClient',
+  'loadYouTubeConfig',
   'openCache',
   'openJobContext',
+  'parseYouTubeConfig',
   'planBudget',
   'runBackfill',
   'runTrending',
   'scheduledNeed',
+  'youtubeConfig',
+  'youtubeConfigPart',
 ];
 
 /** What the core may not load: the YouTube application's folders and files. */

@@ -2,7 +2,6 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
 import {
   parseClusterUrl,
   parseSentinelUrl,
@@ -10,6 +9,7 @@ import {
   redactStoreUrl,
 } from '../../src/config/store-url.js';
 import { openLedger } from '../../src/index.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 
 describe('openLedger URLs', () => {
   it('parses cluster URLs with credentials, several nodes and IPv6', () => {

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import {
@@ -10,6 +9,7 @@ import {
   parseHttpAddress,
   startMetricsServer,
 } from '../../src/metrics/index.js';
+import { parseYouTubeConfig as parseConfig } from '../../src/youtube/config/part.js';
 import { runTrending } from '../../src/youtube/job-library/index.js';
 import { capture } from '../guard/helpers.js';
 import { type RedisServer, startRedisServer } from '../harness/redis.js';

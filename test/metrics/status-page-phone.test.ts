@@ -11,12 +11,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
 import { createGuard } from '../../src/guard/index.js';
 import { openRunHistory, type RunHistory } from '../../src/history/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { renderStatusPage, statusPageData } from '../../src/metrics/page.js';
+import { loadYouTubeConfig as loadConfig } from '../../src/youtube/config/part.js';
 import { configFile, sqliteStore } from '../cli/helpers.js';
 import { CHROMIUM, CHROMIUM_HINT, dumpDom, screenshot, updateDocsScreenshot } from '../harness/chromium.js';
 
@@ -68,13 +68,13 @@ beforeAll(async () => {
     history.record({
       credential: 'default',
       job: `trending:${region}`,
-      region,
+      labels: { region },
       startedAt: now - minutesAgo * 60_000 - 3_000,
       finishedAt: now - minutesAgo * 60_000,
       outcome,
       pages: 4,
       units: 4,
-      videos: 200,
+      items: 200,
       reason,
       used: { units: 41 },
     });

@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEFAULT_REGIONS } from '../../src/config/defaults.js';
-import { loadConfig, parseConfig } from '../../src/config/index.js';
+import {
+  loadYouTubeConfig as loadConfig,
+  parseYouTubeConfig as parseConfig,
+} from '../../src/youtube/config/part.js';
 import { cronRuns, maxInDay, maxInWindow } from '../../src/youtube/cron-runs.js';
+import { DEFAULT_REGIONS } from '../../src/youtube/defaults.js';
 import { planBudget } from '../../src/youtube/plan/plan.js';
 import type { PlanChange, PlanReport } from '../../src/youtube/plan/types.js';
 import { cli } from '../cli/helpers.js';

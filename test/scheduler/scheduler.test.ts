@@ -33,7 +33,9 @@ function result(job: string, startedAt: number, outcome: JobResult['outcome'] = 
     pages: 1,
     units: 1,
     failOpenUnits: 0,
+    items: 50,
     videos: 50,
+    labels: {},
     startedAt,
     finishedAt: Date.now(),
   };

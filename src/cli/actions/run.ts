@@ -18,16 +18,14 @@ export async function run(opts: RunOptions): Promise<number | undefined> {
     throw new InvalidArgumentError('--decisions', 'the decision API is served on --http: add --http');
   }
   // A store that is down at start is the store-down policy's business (and /healthz says so).
-  const { ledger, logger } = await openContext(opts, { allowUnreachable: true, config });
+  const ctx = await openContext(opts, { allowUnreachable: true, config, history: true });
   if (http && !isLoopback(http.host))
-    logger.warn({ host: http.host }, 'serving /metrics and /healthz beyond loopback');
+    ctx.logger.warn({ host: http.host }, 'serving /metrics and /healthz beyond loopback');
   const { signal, dispose } = abortOnSignals();
   let service: Awaited<ReturnType<typeof startService>>;
   try {
     service = await startService({
-      config,
-      ledger,
-      logger,
+      qg: ctx.qg,
       credential,
       backfill: opts.backfill,
       ...(http ? { http } : {}),
@@ -37,7 +35,7 @@ export async function run(opts: RunOptions): Promise<number | undefined> {
     });
   } catch (e) {
     dispose();
-    await ledger.close();
+    await ctx.close();
     throw e;
   }
   try {

@@ -4,14 +4,12 @@
  */
 
 import { ConfigError, InvalidArgumentError } from '../../errors.js';
-import { createGuard } from '../../guard/guard.js';
-import { openRunHistory } from '../../history/index.js';
 import { DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../http-address.js';
 import { createMetrics } from '../../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../../metrics/page.js';
 import { startMetricsServer } from '../../metrics/server.js';
 import { abortOnSignals } from '../../runs/job-run.js';
-import { scheduledNeed } from '../../youtube/cron-runs.js';
+import { trendingLabels } from '../../youtube/job-names.js';
 import type { ServeOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { openContext } from '../context.js';
@@ -41,26 +39,22 @@ export async function run(opts: ServeOptions): Promise<number> {
   // A store that is down at start: /healthz says so and the page answers 503 until it is back.
   // Without the decision API it only reads: a SQLite ledger that does not exist yet is
   // QG_STORE_NOT_FOUND (66), never created. With it, it spends, and opens the store as `spend` does.
-  const { ledger, logger } = await openContext(opts, {
+  // One handle, as every command opens it: the ledger, the one guard over it (the decision API's
+  // spends, the backfill's pacing line on the page) and the run history.
+  const ctx = await openContext(opts, {
     allowUnreachable: true,
     config,
     readOnly: opts.decisions !== true,
+    history: true,
   });
-  let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
+  const { ledger, guard, logger, qg } = ctx;
   let srv: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  let unsubscribe: (() => void) | undefined;
   const { signal, dispose } = abortOnSignals();
   try {
-    history = await openRunHistory(config.store);
-    const h = history;
+    const h = qg.history!;
     const metrics = createMetrics({ config, ledger, history: h });
-    // Without --decisions only for the backfill's pacing line: this guard never spends.
-    const guard = createGuard({
-      config,
-      ledger,
-      logger,
-      scheduledNeed: scheduledNeed(config),
-      onEvent: metrics.guardEvent,
-    });
+    unsubscribe = qg.subscribe(metrics.guardEvent);
     const routes = api?.decisionApiFor({
       guard,
       history: h,
@@ -68,6 +62,7 @@ export async function run(opts: ServeOptions): Promise<number> {
       ...(tokens !== undefined ? { tokens } : {}),
       logger,
       onRequest: metrics.apiRequest,
+      labelsOf: trendingLabels,
     });
     srv = await startMetricsServer({
       ...(routes ? { routes } : {}),
@@ -96,9 +91,14 @@ export async function run(opts: ServeOptions): Promise<number> {
     });
   } finally {
     dispose();
-    await srv?.close();
-    await history?.close();
-    await ledger.close();
+    try {
+      await srv?.close();
+    } finally {
+      unsubscribe?.();
+      // Spends the decision API made whose answer never came get one command timeout to be
+      // settled; then the history and the ledger close.
+      await ctx.close();
+    }
   }
   return 0;
 }

@@ -7,13 +7,13 @@
 import * as luxon from 'luxon';
 import * as nodeCron from 'node-cron';
 import { redactStoreUrl } from '../../config/store-url.js';
-import type { Config } from '../../config/types.js';
 import { quotaStatus } from '../../guard/status.js';
 import type { GuardLogger } from '../../guard/types.js';
 import { openRunHistory } from '../../history/index.js';
 import type { Ledger } from '../../ledger/types.js';
 import { terminalJson } from '../../terminal-text.js';
 import { provideTimeLibs } from '../../time-libs.js';
+import type { YouTubeConfig } from '../../youtube/config/types.js';
 import { scheduledNeed } from '../../youtube/cron-runs.js';
 import { regionFreshness } from '../../youtube/freshness.js';
 import type { StatusOptions } from '../command-options.js';
@@ -27,7 +27,7 @@ provideTimeLibs({ luxon, nodeCron });
 
 /** The report `status` prints or writes as JSON (`credential`: only that one). */
 export async function statusView(
-  config: Config,
+  config: YouTubeConfig,
   ledger: Ledger,
   logger: GuardLogger,
   credential: string | undefined,
@@ -51,7 +51,7 @@ export async function statusView(
 }
 
 /** Where the ledger and the cache are, as an operator should see them: absolute, no password. */
-function storeLocations(config: Config): { ledger: string; cache: string } {
+function storeLocations(config: YouTubeConfig): { ledger: string; cache: string } {
   const url = config.store.url;
   return {
     ledger: url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : redactStoreUrl(url),

@@ -1,5 +1,5 @@
 /** What `quota-guard history` prints: the runs as a table or as JSON. */
-import type { RunSummary } from '../../history/index.js';
+import { type RunSummary, withCompatibleFields } from '../../history/index.js';
 import { terminalText } from '../../terminal-text.js';
 import { luxon } from '../../time-libs.js';
 
@@ -10,7 +10,7 @@ import { count, DEFAULT_WIDTH, formatDuration, formatNumber, table, widest, wrap
 /** A run for scripts: times as ISO strings besides the epoch ms. */
 export function runJson(r: RunSummary): Record<string, unknown> {
   return {
-    ...r,
+    ...withCompatibleFields(r),
     started: new Date(r.startedAt).toISOString(),
     finished: new Date(r.finishedAt).toISOString(),
     durationMs: r.finishedAt - r.startedAt,
@@ -47,7 +47,7 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
     ['took', (r) => formatDuration(r.finishedAt - r.startedAt)],
     ['pages', (r) => formatNumber(r.pages)],
     ['units', (r) => formatNumber(r.units)],
-    ['videos', (r) => formatNumber(r.videos)],
+    ['videos', (r) => formatNumber(r.items)],
   ];
   const footer = `(${runs.length} run${runs.length === 1 ? '' : 's'}, newest first; times in ${localZone()})`;
   const reasons = runs.some((r) => r.reason);
@@ -80,7 +80,7 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
         width,
       ),
       wrap(
-        `took ${formatDuration(r.finishedAt - r.startedAt)} · ${count(r.pages, 'page')} · ${count(r.units, 'unit')} · ${count(r.videos, 'video')}`,
+        `took ${formatDuration(r.finishedAt - r.startedAt)} · ${count(r.pages, 'page')} · ${count(r.units, 'unit')} · ${count(r.items, 'video')}`,
         width,
         '  ',
       ),

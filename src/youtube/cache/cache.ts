@@ -12,9 +12,9 @@
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { positiveIntOption } from '../../argument-checks.js';
-import { DEFAULT_CACHE_PATH } from '../../config/defaults.js';
 import { InvalidArgumentError, StoreUnavailableError } from '../../errors.js';
 import { closeStore, openStore, type StoreLabel, storeFailure } from '../../sqlite/index.js';
+import { DEFAULT_CACHE_PATH } from '../defaults.js';
 import {
   BACKSTOP_CHECKPOINT_PAGES,
   BACKSTOP_WAL_BYTES,

@@ -1,3 +1,5 @@
+// Registers the application's error codes, which this module throws.
+import '../errors.js';
 import { QuotaGuardError, type QuotaGuardErrorOptions } from '../../errors.js';
 
 /** A search query the cache cannot run (empty, only exclusions, too long, prefix too short). */

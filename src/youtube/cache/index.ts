@@ -1,4 +1,4 @@
-export { DEFAULT_CACHE_PATH } from '../../config/defaults.js';
+export { DEFAULT_CACHE_PATH } from '../defaults.js';
 export { type Cache, openCache } from './cache.js';
 export { QueryInvalidError } from './errors.js';
 export { parseQuery } from './query.js';

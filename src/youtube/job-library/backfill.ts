@@ -193,7 +193,7 @@ export async function runBackfill(ctx: JobContext, options: BackfillOptions = {}
         // The whole pass is done when the cache had fewer due than a batch.
         ctx.cache.setCursor(cursorName, due.cursor === null ? null : JSON.stringify(cursor));
         run.pages++;
-        run.videos += got.value.length;
+        run.items += got.value.length;
         done += due.ids.length;
         progress?.update(done, { units: run.units, batches: run.pages });
         run.logger.info(

@@ -9,6 +9,7 @@ import type { GuardLogger } from '../../guard/types.js';
 import { lazyRunHistory } from '../../history/lazy.js';
 import type { RunHistory } from '../../history/types.js';
 import { openCache } from '../cache/index.js';
+import { youtubeConfig } from '../config/resolver.js';
 import type { JobContext } from './types.js';
 import { type UpstreamClientsOptions, upstreamClients } from './upstream.js';
 
@@ -33,13 +34,11 @@ export function openJobContext(
   base: { config: Config; guard: Guard; logger: GuardLogger; history?: RunHistory },
   options: OpenJobContextOptions = {},
 ): OpenedJobContext {
-  const cache = openCache(
-    options.cachePath ?? base.config.cache.path,
-    options.now ? { now: options.now } : {},
-  );
+  const config = youtubeConfig(base.config);
+  const cache = openCache(options.cachePath ?? config.cache.path, options.now ? { now: options.now } : {});
   // The jobs' logger serves the upstream client too (redacted request lines at debug, failures at warn).
   const { history: given, ...clientOptions } = options;
-  const upstream = upstreamClients(base.config, { logger: base.logger, ...clientOptions });
+  const upstream = upstreamClients(config, { logger: base.logger, ...clientOptions });
   // A `QuotaGuard` handed in as `base` brings its run history, which it closes itself.
   const borrowed = given === undefined ? base.history : undefined;
   const history = given === false ? undefined : (given ?? borrowed ?? lazyRunHistory(base.config.store));
@@ -52,7 +51,7 @@ export function openJobContext(
     }
   };
   return {
-    config: base.config,
+    config,
     guard: base.guard,
     logger: base.logger,
     cache,

@@ -5,12 +5,13 @@
  */
 
 import { methodOf } from '../../config/lookups.js';
-import type { Config, Tier } from '../../config/types.js';
+import type { Tier } from '../../config/types.js';
 import { budgetCovers } from '../../guard/keys.js';
 import { quotaStatus } from '../../guard/status.js';
-import { trendingJob } from '../../history/types.js';
 import type { Ledger } from '../../ledger/types.js';
+import type { YouTubeConfig } from '../config/types.js';
 import { scheduledNeed } from '../cron-runs.js';
+import { trendingJob } from '../job-names.js';
 import { TRENDING_METHOD, trendingCalls, trendingCallsText } from '../trending-spend.js';
 
 /** One job's most expensive run: `calls` calls of `method` at `cost` units each. */
@@ -25,7 +26,7 @@ export interface DryRunJob {
 }
 
 /** One trending run of `region` at its most: every chart's `maxPages` pages of `videos.list`. */
-export function trendingDryRun(config: Config, credential: string, region: string): DryRunJob {
+export function trendingDryRun(config: YouTubeConfig, credential: string, region: string): DryRunJob {
   return {
     job: trendingJob(region),
     credential,
@@ -67,7 +68,7 @@ export interface DryRunReport {
 
 /** Set `jobs` against the ledger's figures now. Reads the ledger only. */
 export async function dryRun(
-  config: Config,
+  config: YouTubeConfig,
   ledger: Ledger,
   jobs: readonly DryRunJob[],
 ): Promise<DryRunReport> {

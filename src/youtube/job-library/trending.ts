@@ -7,9 +7,9 @@
 
 import { InvalidArgumentError } from '../../errors.js';
 import { spendTag } from '../../guard/tags.js';
-import { trendingJob } from '../../history/types.js';
 import { type JobEnd, JobRun, jobCredential } from '../../runs/job-run.js';
 import type { VideoResource } from '../cache/types.js';
+import { trendingJob, trendingLabels } from '../job-names.js';
 import { TRENDING_METHOD } from '../trending-spend.js';
 import type { JobContext, JobResult, JobRunOptions } from './types.js';
 
@@ -31,6 +31,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
   const maxPages = options.maxPages ?? ctx.config.schedules.trending.maxPages;
   let credential = options.credential ?? ctx.config.credentials[0]?.id ?? 'default';
   const early = new JobRun(ctx, trendingJob(requested), credential, options.signal);
+  early.labels = trendingLabels(early.job);
   let region: string;
   try {
     if (!Number.isInteger(maxPages) || maxPages < 1) {
@@ -44,6 +45,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
   const categories = options.categories ?? ctx.config.categories[region] ?? [];
   const charts: Array<string | undefined> = categories.length ? [...categories] : [undefined];
   const run = new JobRun(ctx, trendingJob(region), credential, options.signal, options.inFlightSignal);
+  run.labels = { region };
   const tag = spendTag('trending', region, TRENDING_METHOD);
 
   return run.guarded(async (): Promise<JobEnd | undefined> => {
@@ -77,7 +79,7 @@ export async function runTrending(ctx: JobContext, options: TrendingOptions): Pr
           videos,
         });
         run.pages++;
-        run.videos += videos.length;
+        run.items += videos.length;
         rankOffset += videos.length;
         run.logger.info(
           {

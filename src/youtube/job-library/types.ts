@@ -4,12 +4,12 @@
  * The CLI maps `exitCode` to the process exit code; the scheduler and drills read the rest.
  */
 
-import type { Config } from '../../config/types.js';
 import type { Guard } from '../../guard/guard.js';
 import type { GuardLogger } from '../../guard/types.js';
 import type { RunHistory } from '../../history/types.js';
 import type { JobOutcome, JobResult, JobRunOptions, RunContext } from '../../runs/types.js';
 import type { Cache } from '../cache/index.js';
+import type { YouTubeConfig } from '../config/types.js';
 import type { YouTubeClient } from '../upstream/client.js';
 
 export type { JobOutcome, JobResult, JobRunOptions, RunContext };
@@ -23,7 +23,7 @@ export interface UpstreamClients {
 
 /** The shared pieces every job run uses; one set can serve many concurrent runs in one process. */
 export interface JobContext {
-  config: Config;
+  config: YouTubeConfig;
   guard: Guard;
   cache: Cache;
   upstream: UpstreamClients;

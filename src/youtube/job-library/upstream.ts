@@ -2,7 +2,8 @@
  * Upstream clients for jobs: one per credential, created on first use with the key read from the
  * credential's environment variable at that moment (never stored in the config, never logged).
  */
-import type { Config } from '../../config/types.js';
+
+import type { YouTubeConfig } from '../config/types.js';
 import { createYouTubeClient, type UpstreamLogger, type YouTubeClient } from '../upstream/client.js';
 import type { UpstreamClients } from './types.js';
 
@@ -14,7 +15,10 @@ export interface UpstreamClientsOptions {
   connections?: number;
 }
 
-export function upstreamClients(config: Config, options: UpstreamClientsOptions = {}): UpstreamClients {
+export function upstreamClients(
+  config: YouTubeConfig,
+  options: UpstreamClientsOptions = {},
+): UpstreamClients {
   const clients = new Map<string, YouTubeClient>();
   const timeout = config.upstream.timeoutMs;
   return {

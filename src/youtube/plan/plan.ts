@@ -26,6 +26,8 @@ import type {
   Tier,
 } from '../../config/types.js';
 import { budgetCovers } from '../../guard/keys.js';
+import { youtubeConfig } from '../config/resolver.js';
+import type { YouTubeConfig } from '../config/types.js';
 import { cronRuns, maxInDay, maxInWindow, type Spend, trendingRuns } from '../cron-runs.js';
 import { backfillMethod } from '../job-library/backfill.js';
 import { chartsOf, TRENDING_METHOD, trendingMethod } from '../trending-spend.js';
@@ -44,7 +46,7 @@ const DAY_MS = 86_400_000;
 const HORIZON_DAYS = 7;
 
 /** The credential the trending and backfill jobs spend: the first one configured. */
-export function jobsCredential(config: Config): CredentialConfig {
+export function jobsCredential(config: YouTubeConfig): CredentialConfig {
   return config.credentials[0]!;
 }
 
@@ -60,7 +62,8 @@ interface Source {
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-export function planBudget(config: Config, options: PlanOptions = {}): PlanReport {
+export function planBudget(base: Config, options: PlanOptions = {}): PlanReport {
+  const config = youtubeConfig(base);
   const now = options.now ?? Date.now();
   const cred = jobsCredential(config);
   const buckets: BucketPlan[] = [];
@@ -98,7 +101,7 @@ export function planBudget(config: Config, options: PlanOptions = {}): PlanRepor
  * the manual tier always may limit something: people spend any method.
  */
 function idleBudgets(
-  config: Config,
+  config: YouTubeConfig,
   spent: Map<string, Array<{ bucket: string; source: Source }>>,
 ): string[] {
   const used = new Set<string>();
@@ -132,9 +135,9 @@ function idleBudgets(
 
 /** The config with the trending schedule changed (for checking advice by planning it again). */
 function withTrending(
-  config: Config,
+  config: YouTubeConfig,
   change: { cron?: string; maxPages?: number; regions?: readonly string[] },
-): Config {
+): YouTubeConfig {
   return {
     ...config,
     regions: change.regions ?? config.regions,
@@ -161,15 +164,15 @@ const CANDIDATE_CRONS = [
  * make it fit: each one is applied to the config and planned again, and kept only when every check
  * of the bucket then fits except those that fail without any trending at all.
  */
-function adviseChanges(config: Config, b: BucketPlan, now: number): void {
+function adviseChanges(config: YouTubeConfig, b: BucketPlan, now: number): void {
   if (b.fits || !b.lines.some((l) => l.source === 'trending' && l.units > 0)) return;
-  const failing = (cfg: Config): Set<string> => {
+  const failing = (cfg: YouTubeConfig): Set<string> => {
     const r = planBudget(cfg, { now, advise: false });
     const x = r.buckets.find((y) => y.credential === b.credential && y.bucket === b.bucket);
     return new Set(x ? x.checks.filter((k) => !k.fits).map((k) => k.name) : []);
   };
   const irreducible = failing(withTrending(config, { regions: [] }));
-  const fits = (cfg: Config) => [...failing(cfg)].every((n) => irreducible.has(n));
+  const fits = (cfg: YouTubeConfig) => [...failing(cfg)].every((n) => irreducible.has(n));
   const t = config.schedules.trending;
   const day = (cron: string) => cronRuns(cron, t.timeZone, now, now + DAY_MS).length;
   const changes: PlanChange[] = [];
@@ -217,7 +220,7 @@ function adviseChanges(config: Config, b: BucketPlan, now: number): void {
 }
 
 function sourcesOf(
-  config: Config,
+  config: YouTubeConfig,
   c: CredentialConfig,
   runsJobs: boolean,
   now: number,
@@ -305,7 +308,7 @@ function runsIn(s: Source, w: Window, timeZone: string, now: number): number | u
 }
 
 function planBucket(
-  config: Config,
+  config: YouTubeConfig,
   c: CredentialConfig,
   bucket: BucketConfig,
   sources: Source[],
@@ -338,7 +341,7 @@ function planBucket(
 
 /** One bucket of one credential, the sources that spend it and their demand in its window by tier. */
 interface BucketDemand {
-  config: Config;
+  config: YouTubeConfig;
   c: CredentialConfig;
   bucket: BucketConfig;
   sources: Source[];
@@ -355,7 +358,7 @@ interface BucketDemand {
 }
 
 function bucketDemand(
-  config: Config,
+  config: YouTubeConfig,
   c: CredentialConfig,
   bucket: BucketConfig,
   sources: Source[],

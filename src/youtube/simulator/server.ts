@@ -12,7 +12,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import * as z from 'zod';
-import { DEFAULT_REGIONS as CONFIG_DEFAULT_REGIONS } from '../../config/defaults.js';
 import { InvalidArgumentError, QuotaGuardError } from '../../errors.js';
 import { closeServer, listen } from '../../http-server.js';
 import {
@@ -23,6 +22,7 @@ import {
   type ProfileId,
   type QuotaProfile,
 } from '../../profiles/profiles.js';
+import { DEFAULT_REGIONS as CONFIG_DEFAULT_REGIONS } from '../defaults.js';
 import { buildRoutes, type Route } from './api.js';
 import { handleControl } from './control-routes.js';
 import { Corpus } from './corpus.js';

@@ -9,6 +9,8 @@
  * Transport failures are classified in src/outcome/transport.ts (for any client): 'never' only when
  * the request provably was not written, 'maybe' (charged) otherwise.
  */
+// Registers the application's error codes, which this module throws.
+import '../errors.js';
 import { UpstreamError } from '../../outcome/errors.js';
 import {
   type GoogleErrorFacts,

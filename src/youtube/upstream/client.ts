@@ -10,15 +10,15 @@
 import { buildConnector, Pool } from 'undici';
 import type { z } from 'zod';
 import { positiveIntOption } from '../../argument-checks.js';
-import {
-  DEFAULT_BASE_URL,
-  DEFAULT_UPSTREAM_DEADLINE_MS,
-  DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES,
-} from '../../config/defaults.js';
 import { QuotaGuardError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { UpstreamError } from '../../outcome/errors.js';
 import { type BoundedAnswer, boundedGet, rememberConnectFailures } from '../../outcome/transport.js';
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_UPSTREAM_DEADLINE_MS,
+  DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES,
+} from '../defaults.js';
 import { badResponse, type CallContext, errorFromResponse } from './classify.js';
 import { redactKeyParam, redactText } from './redact.js';
 import {
