@@ -26,9 +26,9 @@ import {
   statSync,
 } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
-import { assertDriverFits } from './driver.js';
+import { sqliteDriver } from './driver.js';
 import { type StoreLabel, storeFailure } from './errors.js';
 import { describeDatabase, describeFileBytes, SQLITE_HEADER, type StoreFormat } from './formats.js';
 
@@ -161,7 +161,12 @@ function fileUri(file: string, query: string): string {
  * - A `-wal` without its `-shm`: refused (QG_STORE_UNAVAILABLE). Ignoring the `-wal` would show an
  *   older state than the one committed.
  */
-function openReadOnly(file: string, label: StoreLabel, timeout: number): Database.Database {
+function openReadOnly(
+  Driver: typeof Database,
+  file: string,
+  label: StoreLabel,
+  timeout: number,
+): Database.Database {
   if (existsSync(`${file}-wal`)) {
     if (!existsSync(`${file}-shm`)) {
       throw new StoreUnavailableError(
@@ -169,12 +174,12 @@ function openReadOnly(file: string, label: StoreLabel, timeout: number): Databas
         { details: { path: file } },
       );
     }
-    return new Database(file, { readonly: true, fileMustExist: true, timeout });
+    return new Driver(file, { readonly: true, fileMustExist: true, timeout });
   }
   // Read without locks: a damaged page seen later is told apart from a writer's change (errors.ts).
   const { mtimeMs, size } = statSync(file);
   label.immutable = { mtimeMs, size };
-  return new Database(fileUri(file, 'immutable=1'), { readonly: true, fileMustExist: true, timeout });
+  return new Driver(fileUri(file, 'immutable=1'), { readonly: true, fileMustExist: true, timeout });
 }
 
 /** Our file (created by us, or empty), or refuse it; returns its schema version. */
@@ -222,11 +227,12 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
   const timeout = opts.busyTimeoutMs ?? 5000;
   let db: Database.Database | undefined;
   try {
-    assertDriverFits();
+    // The driver that runs on this Node, or one line saying what to install (driver.ts).
+    const Driver = sqliteDriver().Database;
     const exists = !memory && checkFile(file, format, label, create, writes);
     // A command that only reads, on a file it cannot write: read it without writing anything.
     if (exists && !create && !writes && cannotWrite(file)) {
-      db = openReadOnly(file, label, timeout);
+      db = openReadOnly(Driver, file, label, timeout);
       const version = identify(db, format, label);
       if (version < format.migrations.length) {
         throw new StoreUnavailableError(
@@ -237,7 +243,7 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
       opts.pragmas?.(db);
       return { db, label, readOnly: true };
     }
-    db = new Database(file, { timeout });
+    db = new Driver(file, { timeout });
     const version = identify(db, format, label);
     if (!memory) {
       db.pragma('journal_mode = WAL');
