@@ -69,7 +69,8 @@ export function chooseDriver(
   return {
     problem:
       `no SQLite driver for Node ${node}: ${unfit}${needed}, an optional dependency of quota-guard, is not ` +
-      'installed (npm leaves it out with --omit=optional, or when its install fails); run `npm install` where ' +
+      'installed (npm leaves it out when it installs with another Node, with --omit=optional, or when its install ' +
+      'fails); run `npm install` where ' +
       'quota-guard is installed (your project, or a checkout), or install quota-guard again with this Node',
   };
 }
