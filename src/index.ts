@@ -81,6 +81,7 @@ export {
   type Classifier,
   type FetchInput,
   type GuardedFetchOptions,
+  type GuardInterceptor,
   type GuardInterceptorOptions,
   GuardStoppedError,
   googleClassifier,

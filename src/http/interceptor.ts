@@ -232,44 +232,61 @@ class GuardHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-export function guardInterceptor(
+/** A dispatch function as any undici major declares it: what an interceptor is given and returns. */
+type AnyDispatch = (options: never, handler: never) => boolean;
+
+/**
+ * What `Dispatcher.compose` takes, for undici 7 and 8 alike: a dispatch in, one of the same type
+ * out. A project with undici 8 composes it with its own `Agent` although this package's types name
+ * undici 7 (Node 20 cannot run 8): each major's `DispatcherComposeInterceptor` is an instance.
+ */
+export type GuardInterceptor = <D extends AnyDispatch>(dispatch: D) => D;
+
+export function guardInterceptor(guard: Guard, options: GuardInterceptorOptions): GuardInterceptor {
+  // Both majors call a dispatch with the options and a handler of the onRequestStart/onResponse*
+  // API, which GuardHandler speaks: undici 7's types describe either at run time.
+  return <D extends AnyDispatch>(next: D): D =>
+    guardDispatch(guard, options, next as Dispatcher['dispatch']) as D;
+}
+
+function guardDispatch(
   guard: Guard,
   options: GuardInterceptorOptions,
-): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) =>
-    function guarded(opts, handler) {
-      const args = options.spend(opts);
-      if (args === undefined) return dispatch(opts, handler);
-      let current: GuardHandler | undefined;
-      guard
-        .call(
-          args,
-          ({ spend }) =>
-            new Promise<void>((resolve, reject) => {
-              current = new GuardHandler(handler, guard, spend, opts, options, { resolve, reject });
-              try {
-                dispatch(opts, current);
-              } catch (e) {
-                // Refused before dispatching (bad options, a closed agent): never sent, refunded.
-                reject(withOriginal(transportError(e, { sent: false, deadline: false }), e as Error));
-              }
-            }),
-          { attempts: 1, ...(options.maxSleepMs !== undefined ? { maxSleepMs: options.maxSleepMs } : {}) },
-        )
-        .then(
-          (r) => {
-            if (!r.ok) fail(new GuardStoppedError(r));
-          },
-          (e: unknown) => {
-            if (e instanceof Reported) fail(new GuardStoppedError(e.stop));
-            else fail((e as { original?: Error }).original ?? (e as Error));
-          },
-        );
-      // Never dispatched (denied, or the store refused): the caller's handler hears it directly.
-      const fail = (error: Error) => {
-        if (current) current.fail(error);
-        else (new (decoratorHandler())(handler) as unknown as Inner).onResponseError(IDLE, error);
-      };
-      return true;
+  dispatch: Dispatcher['dispatch'],
+): Dispatcher['dispatch'] {
+  return function guarded(opts, handler) {
+    const args = options.spend(opts);
+    if (args === undefined) return dispatch(opts, handler);
+    let current: GuardHandler | undefined;
+    guard
+      .call(
+        args,
+        ({ spend }) =>
+          new Promise<void>((resolve, reject) => {
+            current = new GuardHandler(handler, guard, spend, opts, options, { resolve, reject });
+            try {
+              dispatch(opts, current);
+            } catch (e) {
+              // Refused before dispatching (bad options, a closed agent): never sent, refunded.
+              reject(withOriginal(transportError(e, { sent: false, deadline: false }), e as Error));
+            }
+          }),
+        { attempts: 1, ...(options.maxSleepMs !== undefined ? { maxSleepMs: options.maxSleepMs } : {}) },
+      )
+      .then(
+        (r) => {
+          if (!r.ok) fail(new GuardStoppedError(r));
+        },
+        (e: unknown) => {
+          if (e instanceof Reported) fail(new GuardStoppedError(e.stop));
+          else fail((e as { original?: Error }).original ?? (e as Error));
+        },
+      );
+    // Never dispatched (denied, or the store refused): the caller's handler hears it directly.
+    const fail = (error: Error) => {
+      if (current) current.fail(error);
+      else (new (decoratorHandler())(handler) as unknown as Inner).onResponseError(IDLE, error);
     };
+    return true;
+  };
 }
