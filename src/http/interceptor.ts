@@ -10,7 +10,8 @@
  * - 400 and above: the body is held (up to `maxBytes`) and classified (Google's error model by
  *   default): a per-day exhaustion blocks the bucket until the upstream's reset and fails the
  *   request with a `GuardStoppedError` carrying the `Stop`; a per-minute limit fails it with a
- *   `Stop` whose resume time is the next minute boundary (compose undici's retry interceptor
+ *   `Stop` whose resume time is the next minute boundary, or the answer's Retry-After when that is
+ *   sooner, whoever classified it (compose undici's retry interceptor
  *   outside this one to retry: each retry is then spent); anything else is passed on, charged
  *   (refunded when the upstream charged no project).
  *
@@ -21,9 +22,8 @@ import type { Dispatcher } from 'undici';
 import { QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { SpendArgs, SpendOutcome, Stop } from '../guard/types.js';
-import { UpstreamError } from '../outcome/errors.js';
-import { perMinuteWaitMs } from '../outcome/retry.js';
-import { type Classifier, googleClassifier } from './classify.js';
+import type { UpstreamError } from '../outcome/errors.js';
+import { type Classifier, googleClassifier, rateLimitedError } from './classify.js';
 import { neverOpened, transportError } from './transport.js';
 
 /**
@@ -211,17 +211,11 @@ class GuardHandler implements Dispatcher.DispatchHandler {
         break;
       }
       case 'rate-limited':
-        throw new UpstreamError(
-          'QG_UPSTREAM_RATE_LIMITED',
-          `${this.opts.method}: ${verdict.reason ?? 'rate limited'} (${this.#status})`,
-          {
-            reached: 'yes',
-            status: this.#status,
-            retryAfterMs: perMinuteWaitMs(Date.now(), verdict.retryAfterMs),
-            ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
-            ...(verdict.quota !== undefined ? { quota: verdict.quota } : {}),
-          },
-        );
+        throw rateLimitedError(verdict, {
+          status: this.#status,
+          headers: this.#headers,
+          method: this.opts.method,
+        });
       case 'not-charged':
         await this.guard.report(this.spend, { kind: 'never-sent' });
         break;
