@@ -14,6 +14,18 @@ export {
   type ParseConfigOptions,
   parseConfig,
 } from './config/load.js';
+// Types that the signatures above name, importable where the functions are
+// (test/packaging/public-types.test.ts walks the signatures).
+export type {
+  BackfillConfig,
+  BackfillPace,
+  ExpectedSpendConfig,
+  PaceConfig,
+  ScheduleConfig,
+  StoreDownConfig,
+  TrendingScheduleConfig,
+  WindowConfig,
+} from './config/types.js';
 export {
   type BucketConfig,
   type BudgetConfig,
@@ -26,6 +38,7 @@ export {
   TIERS,
   type Tier,
 } from './config/types.js';
+export type { QuotaGuardErrorOptions, UnsettledSpend } from './errors.js';
 // The errors
 export {
   ConfigError,
@@ -41,7 +54,19 @@ export {
 } from './errors.js';
 // The guard
 export { createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+export type {
+  BackfillPacer,
+  DayOf,
+  DaySchedule,
+  PacingLine,
+  ScheduledDay,
+  ScheduledNeed,
+  ScheduledSpend,
+  UpstreamDay,
+} from './guard/pacing.js';
 export type { CallOutcome, ReportResult } from './guard/report.js';
+export type { SettleResult } from './guard/settle.js';
+export type { BackfillStatus } from './guard/status.js';
 export {
   type BucketStatus,
   type BudgetStatus,
@@ -53,6 +78,7 @@ export {
 export type {
   Acquired,
   AcquireOptions,
+  Attempt,
   CallOptions,
   CallResult,
   GuardEvent,
@@ -75,6 +101,7 @@ export type {
   RunSummary,
   RunTotal,
 } from './history/types.js';
+export type { FetchGuard } from './http/fetch.js';
 // Any HTTP call through the guard
 export {
   type Answer,
@@ -89,6 +116,7 @@ export {
   guardInterceptor,
   type Verdict,
 } from './http/index.js';
+export type { ClockStep } from './ledger/clock.js';
 // The ledger
 export { CrossSlotError, WindowMismatchError } from './ledger/errors.js';
 export { openLedger } from './ledger/index.js';
@@ -101,12 +129,18 @@ export type {
   LedgerKind,
   OpenLedgerOptions,
   PeekRequest,
+  Settlement,
   Snapshot,
+  SpendEntry,
   SpendRequest,
 } from './ledger/types.js';
+export type { Logger } from './logger.js';
+export type { Reached, UpstreamErrorOptions, UpstreamQuota } from './outcome/errors.js';
 // The outcome of an upstream call
 export { UpstreamError } from './outcome/errors.js';
+export type { RetryInfo } from './outcome/retry.js';
 export { type RetryOptions, type RetryPolicy, withRetries } from './outcome/retry.js';
+export type { BucketSpec, UpstreamQuotaNames } from './profiles/profile.js';
 // Quota profiles, as data
 export type { MethodSpec, ProfileData, QuotaProfile } from './profiles/profiles.js';
 // One handle on everything a config names
@@ -118,3 +152,4 @@ export {
   type RunOptions,
   type RunOutcome,
 } from './quota-guard.js';
+export type { JobResult } from './runs/types.js';

@@ -226,20 +226,18 @@ class GuardHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-/** A dispatch function as any undici major declares it: what an interceptor is given and returns. */
-type AnyDispatch = (options: never, handler: never) => boolean;
-
 /**
- * What `Dispatcher.compose` takes, for undici 7 and 8 alike: a dispatch in, one of the same type
- * out. A project with undici 8 composes it with its own `Agent` although this package's types name
- * undici 7 (Node 20 cannot run 8): each major's `DispatcherComposeInterceptor` is an instance.
+ * What `Dispatcher.compose` takes, for undici 7 and 8 alike: a dispatch function (as either major
+ * declares it) in, one of the same type out. A project with undici 8 composes it with its own
+ * `Agent` although this package's types name undici 7 (Node 20 cannot run 8): each major's
+ * `DispatcherComposeInterceptor` is an instance of it.
  */
-export type GuardInterceptor = <D extends AnyDispatch>(dispatch: D) => D;
+export type GuardInterceptor = <D extends (options: never, handler: never) => boolean>(dispatch: D) => D;
 
 export function guardInterceptor(guard: Guard, options: GuardInterceptorOptions): GuardInterceptor {
   // Both majors call a dispatch with the options and a handler of the onRequestStart/onResponse*
   // API, which GuardHandler speaks: undici 7's types describe either at run time.
-  return <D extends AnyDispatch>(next: D): D =>
+  return <D extends (options: never, handler: never) => boolean>(next: D): D =>
     guardDispatch(guard, options, next as Dispatcher['dispatch']) as D;
 }
 
