@@ -7,6 +7,7 @@
  */
 
 // The config
+export { type ConfigInput, defineConfig } from './config/define.js';
 export {
   type Env,
   type LoadConfigOptions,

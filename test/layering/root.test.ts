@@ -20,6 +20,7 @@ const ROOT_EXPORTS = [
   'UpstreamError',
   'WindowMismatchError',
   'createGuard',
+  'defineConfig',
   'exitCodeFor',
   'googleClassifier',
   'guardedFetch',
