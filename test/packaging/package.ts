@@ -14,10 +14,10 @@
  * names, as .ci/node-versions sets it) where it is built at all; both run at once (two cores, and
  * each spends most of its time compiling SQLite).
  */
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
 
 /** What the build needs from the checkout, and what the tarball ships besides `files`. */
@@ -79,31 +79,17 @@ export function npmEnv(): NodeJS.ProcessEnv {
 }
 
 /** Runs a command to its end; rejects with its output's tail when it fails. */
-export function run(
+export async function run(
   cmd: string,
   args: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
   what: string,
 ): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      err += String(d);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 900_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${what} exited ${code ?? signal}:\n${out}\n${err}`.slice(-4000)));
-    });
-  });
+  const r = await startProcess(cmd, args, { cwd, env, timeoutMs: 900_000 }).exited;
+  if (r.code !== 0)
+    throw new Error(`${what} exited ${r.code ?? r.signal}:\n${r.stdout}\n${r.stderr}`.slice(-4000));
+  return r.stdout;
 }
 
 const QUIET = ['--prefer-offline', '--no-audit', '--no-fund'];
