@@ -3,7 +3,9 @@
  * extracted and executed in a child process against the simulator, on a real Redis (under a key
  * prefix of its own) and on a real SQLite file, with the config a user would have
  * ($QUOTA_GUARD_CONFIG). An example must exit 0 by itself: the time limit is generous and only
- * catches one that leaves something open.
+ * catches one that leaves something open. Here they run from the sources under tsx; as written,
+ * with `node example.ts` on each Node line, in a project that installed the tarball, they run in
+ * test/packaging/installed-package.test.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
