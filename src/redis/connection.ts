@@ -227,8 +227,12 @@ function releaseWhenIdle(client: Redis | Cluster): void {
   const redises = (): Redis[] => (client instanceof Cluster ? client.nodes() : [client]);
   const hold = (on: boolean) => {
     for (const r of redises()) {
-      if (on) r.stream?.ref();
-      else r.stream?.unref();
+      // A socket still connecting (held until then: 'connect' comes back here) or gone is left
+      // alone: Node defers ref()/unref() of one without a handle to a 'connect' listener each.
+      const s = r.stream;
+      if (!s || s.connecting || s.destroyed) continue;
+      if (on) s.ref();
+      else s.unref();
     }
     const reconnect = (client as unknown as { reconnectTimeout?: NodeJS.Timeout | null }).reconnectTimeout;
     if (!on) reconnect?.unref();

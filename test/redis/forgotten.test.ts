@@ -7,9 +7,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { openLedger } from '../../src/ledger/index.js';
 import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
+import { redisServers } from '../harness/redis.js';
 import { tempDir } from '../harness/temp.js';
 
 const t = tempDir('qg-forgotten-');
@@ -84,5 +86,40 @@ setImmediate(() => {
 });`,
     );
     expectDone(r, 'answered true\n');
+  });
+
+  const servers = redisServers();
+  afterEach(() => servers.stopAll());
+
+  it('calls while its server is gone add nothing to the dead socket (no listener piles up)', async () => {
+    // Node defers ref()/unref() of a socket without a handle to a 'connect' listener each time.
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    const server = await servers.start();
+    const ledger = await openLedger(server.url, { keyPrefix: `${inject('keyPrefix')}forgotten:gone:` });
+    try {
+      const budgets = [{ key: 'qg:{g}:units', limit: 10, windowMs: 60_000 }];
+      expect((await ledger.spend({ budgets, cost: 1 })).allowed).toBe(true);
+      await server.stop();
+      // Past the client's noticing: it reconnects every 50 ms, and calls meet a dead socket.
+      await new Promise((r) => setTimeout(r, 100));
+      for (let round = 0; round < 10; round++) {
+        const failed = await Promise.all(
+          Array.from({ length: 30 }, () =>
+            ledger.spend({ budgets, cost: 1 }).then(
+              () => 'spent',
+              (e: { code?: string }) => e.code,
+            ),
+          ),
+        );
+        expect(new Set(failed)).toEqual(new Set(['QG_STORE_UNAVAILABLE']));
+      }
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await ledger.close();
+    }
   });
 });
