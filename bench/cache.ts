@@ -14,7 +14,8 @@
  */
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { sqliteDriver } from '../src/sqlite/driver.js';
 import { type Cache, openCache } from '../src/youtube/cache/index.js';
 import { matchExpression, parseQuery } from '../src/youtube/cache/query.js';
 import { BM25 } from '../src/youtube/cache/schema.js';
@@ -22,6 +23,10 @@ import { tokens } from '../src/youtube/cache/tokenize.js';
 import { DEFAULT_REGIONS } from '../src/youtube/defaults.js';
 import { rng } from '../src/youtube/simulator/rng.js';
 import { Corpus, SCRIPT_LANGS } from './cache-corpus.js';
+
+/** The better-sqlite3 the library loads on this Node (src/sqlite/driver.ts). */
+const Database = sqliteDriver().Database;
+type Database = BetterSqlite3.Database;
 
 const env = (name: string, fallback: number) => {
   const v = process.env[name];
@@ -93,7 +98,7 @@ function naiveIngest(
   path: string,
   corpus: Corpus,
   n: number,
-): { time: { wall: number; cpu: number }; bytes: number; db: Database.Database } {
+): { time: { wall: number; cpu: number }; bytes: number; db: Database } {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

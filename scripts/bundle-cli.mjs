@@ -6,7 +6,8 @@
  * chunks in dist/cli-chunks/, split at the dynamic imports, so a command reads a few dozen larger
  * files. The library (dist/index.js and the rest of tsc's output, with its types) is unchanged.
  *
- * Kept out of the bundle: better-sqlite3 (a native addon, found by its own loader), pino (its
+ * Kept out of the bundle: better-sqlite3 (a native addon, found by its own loader; src/sqlite/driver.ts
+ * requires it at run time under the alias of the major that runs on this Node), pino (its
  * transports run in worker threads that load pino's files by path; it is required at run time
  * through createRequire and loads from node_modules), and Luxon and node-cron, which
  * src/time-libs.ts requires the same way on the first call that needs them (in the bundle, even
@@ -93,7 +94,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['better-sqlite3', 'pino'],
+  external: ['better-sqlite3-12', 'better-sqlite3-13', 'pino'],
   // The CommonJS packages in the bundle (ioredis, commander, prom-client) call require() for
   // Node's built-in modules; an ES module has no require of its own.
   banner: {

@@ -7,6 +7,7 @@
  */
 
 // The config
+export { type ConfigInput, defineConfig } from './config/define.js';
 export {
   type Env,
   type LoadConfigOptions,
@@ -23,6 +24,14 @@ export {
   registerConfigPart,
 } from './config/parts.js';
 export { TIER_SPECS, type TierBucket, type TierSpec } from './config/tiers.js';
+// Types that the signatures above name, importable where the functions are
+// (test/packaging/public-types.test.ts walks the signatures).
+export type {
+  ExpectedSpendConfig,
+  PaceConfig,
+  StoreDownConfig,
+  WindowConfig,
+} from './config/types.js';
 export {
   type BucketConfig,
   type BudgetConfig,
@@ -37,6 +46,7 @@ export {
   TIERS,
   type Tier,
 } from './config/types.js';
+export type { QuotaGuardErrorOptions, UnsettledSpend } from './errors.js';
 // The errors
 export {
   type ApplicationErrorCodes,
@@ -54,7 +64,19 @@ export {
 } from './errors.js';
 // The guard
 export { createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+export type {
+  BackfillPacer,
+  DayOf,
+  DaySchedule,
+  PacingLine,
+  ScheduledDay,
+  ScheduledNeed,
+  ScheduledSpend,
+  UpstreamDay,
+} from './guard/pacing.js';
 export type { CallOutcome, ReportResult } from './guard/report.js';
+export type { SettleResult } from './guard/settle.js';
+export type { BackfillStatus } from './guard/status.js';
 export {
   type BucketStatus,
   type BudgetStatus,
@@ -66,6 +88,7 @@ export {
 export type {
   Acquired,
   AcquireOptions,
+  Attempt,
   CallOptions,
   CallResult,
   GuardEvent,
@@ -88,12 +111,14 @@ export type {
   RunSummary,
   RunTotal,
 } from './history/types.js';
+export type { FetchGuard } from './http/fetch.js';
 // Any HTTP call through the guard
 export {
   type Answer,
   type Classifier,
   type FetchInput,
   type GuardedFetchOptions,
+  type GuardInterceptor,
   type GuardInterceptorOptions,
   GuardStoppedError,
   googleClassifier,
@@ -101,6 +126,7 @@ export {
   guardInterceptor,
   type Verdict,
 } from './http/index.js';
+export type { ClockStep } from './ledger/clock.js';
 // The ledger
 export { CrossSlotError, WindowMismatchError } from './ledger/errors.js';
 export { openLedger } from './ledger/index.js';
@@ -118,15 +144,20 @@ export type {
   PerMinuteRequest,
   RecordRequest,
   RecordResult,
+  Settlement,
   Snapshot,
   SpendEntry,
   SpendRequest,
   VoidRequest,
   VoidResult,
 } from './ledger/types.js';
+export type { Logger } from './logger.js';
+export type { Reached, UpstreamErrorOptions, UpstreamQuota } from './outcome/errors.js';
 // The outcome of an upstream call
 export { UpstreamError } from './outcome/errors.js';
+export type { RetryInfo } from './outcome/retry.js';
 export { type RetryOptions, type RetryPolicy, withRetries } from './outcome/retry.js';
+export type { BucketSpec, UpstreamQuotaNames } from './profiles/profile.js';
 // Quota profiles, as data
 export type { MethodSpec, ProfileData, QuotaProfile } from './profiles/profiles.js';
 // One handle on everything a config names
@@ -138,3 +169,4 @@ export {
   type RunOptions,
   type RunOutcome,
 } from './quota-guard.js';
+export type { JobResult } from './runs/types.js';

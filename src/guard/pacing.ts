@@ -131,7 +131,8 @@ export function backfillDayKey(credential: string, bucket: string, dayStart: num
   return `${bucketKey(credential, bucket)}:backfill:${new Date(dayStart).toISOString()}`;
 }
 
-interface DaySchedule extends ScheduledDay {
+/** The schedules' runs of one upstream day, with the day's bounds. */
+export interface DaySchedule extends ScheduledDay {
   start: number;
   end: number;
 }

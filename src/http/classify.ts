@@ -6,8 +6,9 @@
  * envelope, ErrorInfo reasons, `quota_limit` metadata, Retry-After), the same reading the YouTube
  * client's errors come from; another upstream passes its own `classify`.
  */
-import type { UpstreamQuota } from '../outcome/errors.js';
-import { googleErrorFromResponse } from '../outcome/google.js';
+import { UpstreamError, type UpstreamQuota } from '../outcome/errors.js';
+import { googleErrorFromResponse, parseRetryAfter } from '../outcome/google.js';
+import { perMinuteWaitMs } from '../outcome/retry.js';
 
 /** An answer to classify: called for every status ≥ 400 (and for none below). */
 export interface Answer {
@@ -64,3 +65,38 @@ export const googleClassifier: Classifier = (a) => {
       return { kind: 'answer' };
   }
 };
+
+/**
+ * The wait an answer asks for: the verdict's own, else the answer's Retry-After header (seconds or
+ * an HTTP date), so that a classifier of one's own need not read it.
+ */
+export function askedWaitMs(
+  verdict: { retryAfterMs?: number },
+  headers: Answer['headers'],
+  nowMs = Date.now(),
+): number | undefined {
+  return verdict.retryAfterMs ?? parseRetryAfter(headers['retry-after'], nowMs);
+}
+
+/**
+ * A `rate-limited` verdict as the error `guard.call` acts on, for the fetch and the interceptor
+ * alike: wait until the next minute boundary (plus jitter), or sooner when the answer asked for less.
+ */
+export function rateLimitedError(
+  verdict: Extract<Verdict, { kind: 'rate-limited' }>,
+  answer: Pick<Answer, 'status' | 'headers' | 'method'>,
+  random?: () => number,
+): UpstreamError {
+  const now = Date.now();
+  return new UpstreamError(
+    'QG_UPSTREAM_RATE_LIMITED',
+    `${answer.method}: ${verdict.reason ?? 'rate limited'} (${answer.status})`,
+    {
+      reached: 'yes',
+      status: answer.status,
+      retryAfterMs: perMinuteWaitMs(now, askedWaitMs(verdict, answer.headers, now), random),
+      ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
+      ...(verdict.quota !== undefined ? { quota: verdict.quota } : {}),
+    },
+  );
+}

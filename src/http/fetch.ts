@@ -10,8 +10,13 @@
 import type { Guard } from '../guard/guard.js';
 import type { CallResult, SpendArgs, SpendOutcome, Stop } from '../guard/types.js';
 import { UpstreamError } from '../outcome/errors.js';
-import { perMinuteWaitMs } from '../outcome/retry.js';
-import { type Classifier, googleClassifier, type Verdict } from './classify.js';
+import {
+  askedWaitMs,
+  type Classifier,
+  googleClassifier,
+  rateLimitedError,
+  type Verdict,
+} from './classify.js';
 import { neverOpened, transportError } from './transport.js';
 
 export interface GuardedFetchOptions {
@@ -171,19 +176,9 @@ async function attempt(
       return copy();
     }
     case 'rate-limited':
-      throw new UpstreamError(
-        'QG_UPSTREAM_RATE_LIMITED',
-        `${method}: ${verdict.reason ?? 'rate limited'} (${res.status})`,
-        {
-          reached: 'yes',
-          status: res.status,
-          retryAfterMs: perMinuteWaitMs(Date.now(), verdict.retryAfterMs, options.random),
-          ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
-          ...(verdict.quota !== undefined ? { quota: verdict.quota } : {}),
-        },
-      );
+      throw rateLimitedError(verdict, { status: res.status, headers, method }, options.random);
     case 'server-error':
-      throw new Answered('QG_UPSTREAM_SERVER_ERROR', copy(), spend, n, verdict.retryAfterMs);
+      throw new Answered('QG_UPSTREAM_SERVER_ERROR', copy(), spend, n, askedWaitMs(verdict, headers));
     case 'not-charged':
       throw new Answered('QG_UPSTREAM_KEY_INVALID', copy(), spend, n);
   }

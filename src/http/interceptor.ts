@@ -10,7 +10,8 @@
  * - 400 and above: the body is held (up to `maxBytes`) and classified (Google's error model by
  *   default): a per-day exhaustion blocks the bucket until the upstream's reset and fails the
  *   request with a `GuardStoppedError` carrying the `Stop`; a per-minute limit fails it with a
- *   `Stop` whose resume time is the next minute boundary (compose undici's retry interceptor
+ *   `Stop` whose resume time is the next minute boundary, or the answer's Retry-After when that is
+ *   sooner, whoever classified it (compose undici's retry interceptor
  *   outside this one to retry: each retry is then spent); anything else is passed on, charged
  *   (refunded when the upstream charged no project).
  *
@@ -21,9 +22,8 @@ import type { Dispatcher } from 'undici';
 import { QuotaGuardError } from '../errors.js';
 import type { Guard } from '../guard/guard.js';
 import type { SpendArgs, SpendOutcome, Stop } from '../guard/types.js';
-import { UpstreamError } from '../outcome/errors.js';
-import { perMinuteWaitMs } from '../outcome/retry.js';
-import { type Classifier, googleClassifier } from './classify.js';
+import type { UpstreamError } from '../outcome/errors.js';
+import { type Classifier, googleClassifier, rateLimitedError } from './classify.js';
 import { neverOpened, transportError } from './transport.js';
 
 /**
@@ -211,17 +211,11 @@ class GuardHandler implements Dispatcher.DispatchHandler {
         break;
       }
       case 'rate-limited':
-        throw new UpstreamError(
-          'QG_UPSTREAM_RATE_LIMITED',
-          `${this.opts.method}: ${verdict.reason ?? 'rate limited'} (${this.#status})`,
-          {
-            reached: 'yes',
-            status: this.#status,
-            retryAfterMs: perMinuteWaitMs(Date.now(), verdict.retryAfterMs),
-            ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
-            ...(verdict.quota !== undefined ? { quota: verdict.quota } : {}),
-          },
-        );
+        throw rateLimitedError(verdict, {
+          status: this.#status,
+          headers: this.#headers,
+          method: this.opts.method,
+        });
       case 'not-charged':
         await this.guard.report(this.spend, { kind: 'never-sent' });
         break;
@@ -232,44 +226,59 @@ class GuardHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-export function guardInterceptor(
+/**
+ * What `Dispatcher.compose` takes, for undici 7 and 8 alike: a dispatch function (as either major
+ * declares it) in, one of the same type out. A project with undici 8 composes it with its own
+ * `Agent` although this package's types name undici 7 (Node 20 cannot run 8): each major's
+ * `DispatcherComposeInterceptor` is an instance of it.
+ */
+export type GuardInterceptor = <D extends (options: never, handler: never) => boolean>(dispatch: D) => D;
+
+export function guardInterceptor(guard: Guard, options: GuardInterceptorOptions): GuardInterceptor {
+  // Both majors call a dispatch with the options and a handler of the onRequestStart/onResponse*
+  // API, which GuardHandler speaks: undici 7's types describe either at run time.
+  return <D extends (options: never, handler: never) => boolean>(next: D): D =>
+    guardDispatch(guard, options, next as Dispatcher['dispatch']) as D;
+}
+
+function guardDispatch(
   guard: Guard,
   options: GuardInterceptorOptions,
-): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) =>
-    function guarded(opts, handler) {
-      const args = options.spend(opts);
-      if (args === undefined) return dispatch(opts, handler);
-      let current: GuardHandler | undefined;
-      guard
-        .call(
-          args,
-          ({ spend }) =>
-            new Promise<void>((resolve, reject) => {
-              current = new GuardHandler(handler, guard, spend, opts, options, { resolve, reject });
-              try {
-                dispatch(opts, current);
-              } catch (e) {
-                // Refused before dispatching (bad options, a closed agent): never sent, refunded.
-                reject(withOriginal(transportError(e, { sent: false, deadline: false }), e as Error));
-              }
-            }),
-          { attempts: 1, ...(options.maxSleepMs !== undefined ? { maxSleepMs: options.maxSleepMs } : {}) },
-        )
-        .then(
-          (r) => {
-            if (!r.ok) fail(new GuardStoppedError(r));
-          },
-          (e: unknown) => {
-            if (e instanceof Reported) fail(new GuardStoppedError(e.stop));
-            else fail((e as { original?: Error }).original ?? (e as Error));
-          },
-        );
-      // Never dispatched (denied, or the store refused): the caller's handler hears it directly.
-      const fail = (error: Error) => {
-        if (current) current.fail(error);
-        else (new (decoratorHandler())(handler) as unknown as Inner).onResponseError(IDLE, error);
-      };
-      return true;
+  dispatch: Dispatcher['dispatch'],
+): Dispatcher['dispatch'] {
+  return function guarded(opts, handler) {
+    const args = options.spend(opts);
+    if (args === undefined) return dispatch(opts, handler);
+    let current: GuardHandler | undefined;
+    guard
+      .call(
+        args,
+        ({ spend }) =>
+          new Promise<void>((resolve, reject) => {
+            current = new GuardHandler(handler, guard, spend, opts, options, { resolve, reject });
+            try {
+              dispatch(opts, current);
+            } catch (e) {
+              // Refused before dispatching (bad options, a closed agent): never sent, refunded.
+              reject(withOriginal(transportError(e, { sent: false, deadline: false }), e as Error));
+            }
+          }),
+        { attempts: 1, ...(options.maxSleepMs !== undefined ? { maxSleepMs: options.maxSleepMs } : {}) },
+      )
+      .then(
+        (r) => {
+          if (!r.ok) fail(new GuardStoppedError(r));
+        },
+        (e: unknown) => {
+          if (e instanceof Reported) fail(new GuardStoppedError(e.stop));
+          else fail((e as { original?: Error }).original ?? (e as Error));
+        },
+      );
+    // Never dispatched (denied, or the store refused): the caller's handler hears it directly.
+    const fail = (error: Error) => {
+      if (current) current.fail(error);
+      else (new (decoratorHandler())(handler) as unknown as Inner).onResponseError(IDLE, error);
     };
+    return true;
+  };
 }

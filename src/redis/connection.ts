@@ -6,7 +6,10 @@
  * - reconnects forever with a bounded delay, so the same store works again once Redis is back;
  * - never resends a command that was in flight when the connection dropped (a spend may have run);
  * - one server, TLS (`rediss://`), Sentinel (`redis-sentinel://`) or a Cluster (`redis-cluster://`);
- * - closing never waits on a server that does not answer.
+ * - closing never waits on a server that does not answer;
+ * - a connection never keeps the process alive by itself: its sockets (and its reconnect timer) are
+ *   held only while a command is in flight (`releaseWhenIdle`), so a job that forgets `close()`
+ *   still exits when its work is done, as it would on SQLite.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { StoreKind } from '../config/store-url.js';
@@ -210,6 +213,53 @@ async function connectRedis(kind: RedisKind, url: string, o: RedisConnectOptions
 }
 
 /**
+ * Let the process exit while no command is in flight: every command (the ledger's scripts, the
+ * history's reads, the ready check) goes through `sendCommand`, which holds the client's sockets
+ * (`ref`) until its reply or failure; once none is in flight they are released (`unref`), and so are
+ * a socket opened later (a reconnect, a Cluster node) and the reconnect timer while idle. A process
+ * whose work is done then exits although a handle was never closed, and nothing in flight is cut
+ * short. Chosen over a warning: an open handle cannot tell a forgotten one from one a service keeps
+ * on purpose, and a service stays alive by its own timers and servers. The reconnect timer is
+ * ioredis' own field (5.x); if that changes, only an idle reconnect loop holds the process again.
+ */
+function releaseWhenIdle(client: Redis | Cluster): void {
+  let inFlight = 0;
+  const redises = (): Redis[] => (client instanceof Cluster ? client.nodes() : [client]);
+  const hold = (on: boolean) => {
+    for (const r of redises()) {
+      // A socket still connecting (held until then: 'connect' comes back here) or gone is left
+      // alone: Node defers ref()/unref() of one without a handle to a 'connect' listener each.
+      const s = r.stream;
+      if (!s || s.connecting || s.destroyed) continue;
+      if (on) s.ref();
+      else s.unref();
+    }
+    const reconnect = (client as unknown as { reconnectTimeout?: NodeJS.Timeout | null }).reconnectTimeout;
+    if (!on) reconnect?.unref();
+  };
+  const send = client.sendCommand.bind(client) as (...args: unknown[]) => unknown;
+  client.sendCommand = ((command: { promise: Promise<unknown> }, ...rest: unknown[]) => {
+    if (inFlight++ === 0) hold(true);
+    const done = () => {
+      if (--inFlight === 0) hold(false);
+    };
+    command.promise.then(done, done);
+    return send(command, ...rest);
+  }) as typeof client.sendCommand;
+  const idle = () => {
+    if (inFlight === 0) hold(false);
+  };
+  const watch = (r: Redis) => r.on('connect', idle).on('reconnecting', idle);
+  if (client instanceof Cluster) {
+    client.on('+node', watch).on('reconnecting', idle);
+    for (const node of client.nodes()) watch(node);
+  } else {
+    watch(client);
+  }
+  idle();
+}
+
+/**
  * A connected client, the address its messages name, and the one wrapper every store call on it
  * goes through, so that whatever ioredis throws reaches the caller as a typed error.
  */
@@ -221,6 +271,7 @@ export class RedisConnection {
   constructor(client: Redis | Cluster, where: string) {
     this.client = client;
     this.where = where;
+    releaseWhenIdle(client);
   }
 
   /** `fn`, its failure mapped by `mapRedisError` (`what` names the call in the message). */

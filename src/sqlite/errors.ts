@@ -15,6 +15,7 @@
  */
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { QuotaGuardError, type QuotaGuardErrorOptions, StoreUnavailableError } from '../errors.js';
+import { chosenDriver } from './driver.js';
 
 /** Which store a failure is about, for the message and the code of an unreadable file. */
 export interface StoreLabel {
@@ -123,20 +124,23 @@ export function storeFailure(e: unknown, store: StoreLabel, what: string): unkno
  */
 function addonFailure(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
-  const fix = `install quota-guard again with this Node (${process.version}) to build it, or run \`npm rebuild better-sqlite3\` in a checkout`;
+  const name = chosenDriver()?.name ?? 'better-sqlite3';
+  const fix =
+    `run \`npm rebuild ${name}\` where quota-guard is installed (your project, or a checkout), ` +
+    `or install quota-guard again with this Node (${process.version})`;
   const abi =
     /NODE_MODULE_VERSION (\d+)\. This version of Node\.js requires\s+NODE_MODULE_VERSION (\d+)/.exec(
       e.message,
     );
   if (abi) {
-    return `better-sqlite3's native addon was built for another Node version (module version ${abi[1]}; this Node needs ${abi[2]}): ${fix}`;
+    return `${name}'s native addon was built for another Node version (module version ${abi[1]}; this Node needs ${abi[2]}): ${fix}`;
   }
   if (e.message.startsWith('Could not locate the bindings file')) {
-    return `better-sqlite3's native addon is missing (its install script did not run): ${fix}`;
+    return `${name}'s native addon is missing (its install script did not run): ${fix}`;
   }
-  // better-sqlite3 13 ships prebuilt addons and builds none at install: one for this platform is missing.
+  // better-sqlite3 13 ships prebuilt addons and builds one only where none fits: none is there.
   if (codeOf(e) === 'MODULE_NOT_FOUND' && e.message.includes('better_sqlite3.node')) {
-    return `better-sqlite3's native addon is missing (none prebuilt for ${process.platform}-${process.arch}, none built): ${fix}`;
+    return `${name}'s native addon is missing (none prebuilt for ${process.platform}-${process.arch}, none built): ${fix}`;
   }
   return undefined;
 }

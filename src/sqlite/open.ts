@@ -30,9 +30,9 @@ import {
   statSync,
 } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { QuotaGuardError, StoreUnavailableError } from '../errors.js';
-import { assertDriverFits } from './driver.js';
+import { sqliteDriver } from './driver.js';
 import { type StoreLabel, storeFailure } from './errors.js';
 import {
   describeDatabase,
@@ -175,7 +175,12 @@ function fileUri(file: string, query: string): string {
  * - A `-wal` without its `-shm`: refused (QG_STORE_UNAVAILABLE). Ignoring the `-wal` would show an
  *   older state than the one committed.
  */
-function openReadOnly(file: string, label: StoreLabel, timeout: number): Database.Database {
+function openReadOnly(
+  Driver: typeof Database,
+  file: string,
+  label: StoreLabel,
+  timeout: number,
+): Database.Database {
   if (existsSync(`${file}-wal`)) {
     if (!existsSync(`${file}-shm`)) {
       throw new StoreUnavailableError(
@@ -183,12 +188,12 @@ function openReadOnly(file: string, label: StoreLabel, timeout: number): Databas
         { details: { path: file } },
       );
     }
-    return new Database(file, { readonly: true, fileMustExist: true, timeout });
+    return new Driver(file, { readonly: true, fileMustExist: true, timeout });
   }
   // Read without locks: a damaged page seen later is told apart from a writer's change (errors.ts).
   const { mtimeMs, size } = statSync(file);
   label.immutable = { mtimeMs, size };
-  return new Database(fileUri(file, 'immutable=1'), { readonly: true, fileMustExist: true, timeout });
+  return new Driver(fileUri(file, 'immutable=1'), { readonly: true, fileMustExist: true, timeout });
 }
 
 /** Our file (created by us, or empty), or refuse it; returns its schema version. */
@@ -250,13 +255,14 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
   const timeout = opts.busyTimeoutMs ?? 5000;
   let db: Database.Database | undefined;
   try {
-    assertDriverFits();
+    // The driver that runs on this Node, or one line saying what to install (driver.ts).
+    const Driver = sqliteDriver().Database;
     const exists = !memory && checkFile(file, format, label, create, writes);
     // A command that only reads: read the file as it is, without writing anything.
     if (exists && !create && !writes) {
       db = cannotWrite(file)
-        ? openReadOnly(file, label, timeout)
-        : new Database(file, { readonly: true, fileMustExist: true, timeout });
+        ? openReadOnly(Driver, file, label, timeout)
+        : new Driver(file, { readonly: true, fileMustExist: true, timeout });
       const version = identify(db, format, label);
       if (version < (format.readableFrom ?? format.migrations.length)) {
         throw outdated(label, version, `which this command does not read as it is and never changes`);
@@ -264,7 +270,7 @@ export function openStore(format: StoreFormat, opts: OpenStoreOptions): OpenedSt
       opts.pragmas?.(db);
       return { db, label, readOnly: true, version };
     }
-    db = new Database(file, { timeout });
+    db = new Driver(file, { timeout });
     const version = identify(db, format, label);
     connectionSettings(db, memory, opts.synchronous ?? format.synchronous ?? 'NORMAL');
     opts.pragmas?.(db);
@@ -326,7 +332,7 @@ export function migrateStore(
   const report: MigrationReport = { name: format.name, path: file, to, steps: [] };
   let db: Database.Database | undefined;
   try {
-    assertDriverFits();
+    const Driver = sqliteDriver().Database;
     try {
       checkFile(file, format, label, false, true);
     } catch (e) {
@@ -335,8 +341,8 @@ export function migrateStore(
     }
     const timeout = opts.busyTimeoutMs ?? 5000;
     db = opts.dryRun
-      ? new Database(file, { readonly: true, fileMustExist: true, timeout })
-      : new Database(file, { timeout, fileMustExist: true });
+      ? new Driver(file, { readonly: true, fileMustExist: true, timeout })
+      : new Driver(file, { timeout, fileMustExist: true });
     const from = identify(db, format, label);
     report.from = from;
     const explicit = automaticUpTo(format);

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { sqliteDriver } from '../../src/sqlite/driver.js';
 import { FTS_COLUMNS } from '../../src/youtube/cache/schema.js';
 import { tokens } from '../../src/youtube/cache/tokenize.js';
 import type { VideoResource } from '../../src/youtube/cache/types.js';
@@ -79,7 +80,9 @@ export function words(seed: number, n: number, vocab: readonly string[]): string
  * stored text (the tokens a query for that text looks for). Returns the rows compared.
  */
 export function ftsContentCheck(path: string, table = 'videos_fts'): number {
-  const db = new Database(path);
+  // The driver the library loads (this file is imported by child processes too, where no test
+  // config points `better-sqlite3` at it).
+  const db = new (sqliteDriver().Database)(path);
   try {
     db.exec(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`);
     return indexMatchesContent(db, table);

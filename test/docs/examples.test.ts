@@ -3,10 +3,12 @@
  * extracted and executed in a child process against the simulator, on a real Redis (under a key
  * prefix of its own) and on a real SQLite file, with the config a user would have
  * ($QUOTA_GUARD_CONFIG). An example must exit 0 by itself: the time limit is generous and only
- * catches one that leaves something open.
+ * catches one that leaves something open. Here they run from the sources under tsx; as written,
+ * with `node example.ts` on each Node line, in a project that installed the tarball, they run in
+ * test/packaging/installed-package.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,37 +17,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
-
-interface Example {
-  file: string;
-  line: number;
-  lang: 'ts' | 'js';
-  code: string;
-}
-
-/** Fenced blocks whose info string is `ts example` or `js example`. */
-function examplesIn(file: string): Example[] {
-  const text = readFileSync(join(ROOT, file), 'utf8');
-  const out: Example[] = [];
-  const fence = /^```(ts|js) example[^\n]*\n([\s\S]*?)^```$/gm;
-  for (let m = fence.exec(text); m; m = fence.exec(text)) {
-    out.push({
-      file,
-      line: text.slice(0, m.index).split('\n').length,
-      lang: m[1] as 'ts' | 'js',
-      code: m[2]!,
-    });
-  }
-  return out;
-}
-
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
-const EXAMPLES = DOCS.flatMap(examplesIn);
+import { EXAMPLES, type Example, exampleConfig, exampleEnv } from './examples.js';
 
 const requireFromRoot = createRequire(join(ROOT, 'package.json'));
 const ENTRIES: Record<string, string> = {
@@ -74,13 +46,7 @@ function runExample(example: Example, dir: string, config: string, env: NodeJS.P
   const { LOG_LEVEL: _quiet, ...inherited } = process.env;
   return startProcess(process.execPath, ['--import', TSX, file], {
     cwd: dir,
-    env: {
-      ...inherited,
-      QUOTA_GUARD_CONFIG: config,
-      QUOTA_GUARD_DATA: dir,
-      YOUTUBE_API_KEY: 'docs-example-key',
-      ...env,
-    },
+    env: { ...inherited, ...exampleEnv(config, dir, sim.url), ...env },
     timeoutMs: LIMIT_MS,
   }).exited;
 }
@@ -141,12 +107,8 @@ describe('the docs’ library examples', () => {
       async (_name, example) => {
         const dir = mkdtempSync(join(tmpdir(), 'qg-docs-'));
         const config = join(dir, 'quota-guard.yaml');
-        writeFileSync(
-          config,
-          `store:\n${store(dir)}cache:\n  path: ${join(dir, 'cache.db')}\nupstream:\n  baseUrl: ${sim.url}\n` +
-            'credentials:\n  - id: default\n    apiKeyEnv: YOUTUBE_API_KEY\n',
-        );
-        const r = await runExample(example, dir, config, { OTHER_API_URL: sim.url });
+        writeFileSync(config, exampleConfig(store(dir), dir, sim.url));
+        const r = await runExample(example, dir, config);
         expect(
           r.signal,
           `${example.file}:${example.line} did not exit within ${LIMIT_MS / 1000} s`,

@@ -47,6 +47,8 @@ function cli(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [join(pkg, 'dist/cli/bin.js'), ...args], {
     cwd: pkg,
     encoding: 'utf8',
+    // NODE_DEBUG=module on Node 26 writes more than spawnSync's default 1 MiB.
+    maxBuffer: 64 * 2 ** 20,
     env: { PATH: process.env['PATH'] ?? '', HOME: pkg, LOG_LEVEL: 'error', ...env },
   });
 }

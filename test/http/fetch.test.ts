@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, type Dispatcher, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketWindow, createGuard, type Guard } from '../../src/guard/index.js';
-import { GuardStoppedError, guardedFetch, guardInterceptor } from '../../src/http/index.js';
+import { type Classifier, GuardStoppedError, guardedFetch, guardInterceptor } from '../../src/http/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { UpstreamError } from '../../src/outcome/errors.js';
 import { MINUTE_JITTER_MS } from '../../src/outcome/retry.js';
@@ -21,7 +21,7 @@ const PER_DAY = fixture('429-search-list-per-day.json');
 const PER_MINUTE = fixture('429-queries-per-minute.json');
 
 /** What the server answers next, per path; every request that reaches it is counted. */
-let answers: Record<string, { status: number; body: string }> = {};
+let answers: Record<string, { status: number; body: string; headers?: Record<string, string> }> = {};
 let hits: string[] = [];
 let server: Server;
 let base: string;
@@ -31,7 +31,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
     const a = answers[req.url ?? ''] ?? { status: 200, body: '{"items":[]}' };
-    res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.body);
+    res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers }).end(a.body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -130,6 +130,60 @@ describe.each(BACKENDS.slice(0, 2))('guarded HTTP ($name)', ({ open }) => {
       code: 'QG_UPSTREAM_BAD_RESPONSE',
     });
     expect(await used(guard, 'units')).toBe(before + 1);
+  });
+
+  // Another upstream's classifier says only `rate-limited`: the answer's Retry-After sets the wait,
+  // not the next minute boundary (up to 60 s away).
+  const onlyRateLimited: Classifier = ({ status }) =>
+    status === 429 ? { kind: 'rate-limited' } : { kind: 'answer' };
+  const retryAfter = (headers: Record<string, string>) => {
+    answers['/limited'] = { status: 429, body: '{}', headers };
+  };
+
+  it('fetch: a custom classifier’s rate-limited waits for the Retry-After header, not the next minute', async () => {
+    await fresh();
+    for (const [headers, asked] of [
+      [{ 'retry-after': '2' }, 2000],
+      [{ 'retry-after': new Date(Date.now() + 30_000).toUTCString() }, 30_000],
+    ] as const) {
+      retryAfter(headers);
+      const before = Date.now();
+      const r = await guardedFetch(guard, VIDEOS, `${base}/limited`, undefined, {
+        classify: onlyRateLimited,
+        maxSleepMs: 0,
+      });
+      if (r.ok) throw new Error('a 429 passed');
+      expect(r).toMatchObject({ reason: 'rate-limited', exitCode: 75 });
+      // The earlier of the two, as for Google's own answers.
+      const nextMinute = Math.ceil((before + 1) / 60_000) * 60_000;
+      expect(r.resumeAt).toBeLessThanOrEqual(Math.min(Date.now() + asked, nextMinute + MINUTE_JITTER_MS));
+      expect(r.resumeAt).toBeGreaterThanOrEqual(Math.min(before + asked - 1000, nextMinute));
+    }
+    // A wait the classifier names wins over the header.
+    retryAfter({ 'retry-after': '30' });
+    const own = await guardedFetch(guard, VIDEOS, `${base}/limited`, undefined, {
+      classify: () => ({ kind: 'rate-limited', retryAfterMs: 1500 }),
+      maxSleepMs: 0,
+    });
+    expect(own.ok === false && own.resumeAt).toBeLessThanOrEqual(Date.now() + 1500);
+  });
+
+  it('interceptor: a custom classifier’s rate-limited stops until the Retry-After', async () => {
+    await fresh();
+    retryAfter({ 'retry-after': '3' });
+    const agent = new Agent();
+    const d = agent.compose(guardInterceptor(guard, { spend: () => VIDEOS, classify: onlyRateLimited }));
+    try {
+      const before = Date.now();
+      const e = await request(`${base}/limited`, { dispatcher: d }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(GuardStoppedError);
+      const { stop } = e as GuardStoppedError;
+      expect(stop).toMatchObject({ reason: 'rate-limited' });
+      const nextMinute = Math.ceil((before + 1) / 60_000) * 60_000;
+      expect(stop.resumeAt).toBeLessThanOrEqual(Math.min(Date.now() + 3000, nextMinute + MINUTE_JITTER_MS));
+    } finally {
+      await agent.close();
+    }
   });
 
   it('interceptor: refused is refunded, per-day 429 stops and blocks, the next request is not sent', async () => {

@@ -1,15 +1,20 @@
 /**
- * The packed tarball, installed: one pack and one install for the whole file (see package.ts).
+ * The packed tarball, installed globally and into a project (see package.ts): one pack and two
+ * installs for the whole file. .ci/node-versions runs this file on each supported Node.
  *
  * - The library's entry points from a consumer project: `require` and `import` of every subpath,
  *   one copy of the error classes (`instanceof` holds across the two), the native addon opened
  *   through the library; and the types for a `.cts`, a `.mts` and a bundler-resolution project.
  * - The CLI on PATH: `quota-guard --version`, commands on a fresh data directory, and the demo (the
  *   simulator, the SQLite ledger and cache, the jobs) as one end-to-end run.
+ * - A project whose lockfile another Node wrote: `npm ci` brings the SQLite driver this Node runs,
+ *   the demo runs, the docs' examples run as written (`node example.ts`), the interceptor's types
+ *   accept the project's undici 8, and a driver npm left out is told in one line that `npm install`
+ *   repairs.
  *
- * The consumer project sits beside the installed package (`<prefix>/lib/consumer`), so Node and
- * TypeScript find `quota-guard` by walking up to `<prefix>/lib/node_modules`, as they do from any
- * project's own node_modules. .ci/node-versions runs this file on each supported Node.
+ * The consumer project of the first part sits beside the global install (`<prefix>/lib/consumer`),
+ * so Node and TypeScript find `quota-guard` by walking up to `<prefix>/lib/node_modules`, as they do
+ * from any project's own node_modules.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -22,31 +27,59 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
+import { EXAMPLES, exampleConfig, exampleEnv } from '../docs/examples.js';
+import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
-import { type InstalledPackage, packAndInstall } from './package.js';
+import { type InstalledPackage, type Packaged, packageAndInstall, run } from './package.js';
 
 const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+/** The type checks do not depend on the Node that runs them: .ci/node-versions runs them on one line. */
+const checkTypes = process.env['QG_SKIP_TYPE_CHECKS'] === undefined;
+let packaged: Packaged;
 let pkg: InstalledPackage;
 let consumer: string;
 const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-beforeAll(() => {
-  pkg = packAndInstall();
+beforeAll(async () => {
+  packaged = await packageAndInstall();
+  pkg = packaged.global;
   consumer = join(pkg.prefix, 'lib/consumer');
   mkdirSync(join(consumer, 'node_modules/@types'), { recursive: true });
   // A TypeScript user has Node's types; the package must bring every other type it names.
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(consumer, 'node_modules/@types/node'));
   writeFileSync(join(consumer, 'package.json'), '{ "name": "consumer", "private": true }\n');
-}, 900_000);
+}, 1_800_000);
 
 afterAll(() => {
-  if (pkg) rmSync(pkg.work, { recursive: true, force: true });
+  if (packaged) rmSync(packaged.work, { recursive: true, force: true });
 });
+
+/** Where a package `from` depends on is installed (without loading it), or undefined. */
+function installedAt(from: string, name: string): string | undefined {
+  try {
+    return dirname(createRequire(join(from, 'package.json')).resolve(`${name}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
 
 function node(args: string[], cwd = consumer) {
   return spawnSync(process.execPath, args, { cwd, env: pkg.env, encoding: 'utf8', timeout: 120_000 });
+}
+
+function tsc(project: string, cwd = consumer) {
+  return spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', project], {
+    cwd,
+    env: pkg.env,
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
 }
 
 describe('the library from a consumer project', () => {
@@ -115,7 +148,7 @@ console.log(JSON.stringify({
 }));
 `,
     );
-    const r = node(['spend.mjs', join(pkg.work, 'ledger.db')]);
+    const r = node(['spend.mjs', join(packaged.work, 'ledger.db')]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
@@ -149,17 +182,7 @@ void startSimulator;
       files,
     });
 
-  function tsc(project: string) {
-    return spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', project], {
-      cwd: consumer,
-      env: pkg.env,
-      encoding: 'utf8',
-      timeout: 180_000,
-    });
-  }
-
-  // The types do not depend on the Node that runs them: checked once, not on each version.
-  it.skipIf(process.env['QG_NODE_VERSIONS'] !== undefined)(
+  it.runIf(checkTypes)(
     'has types for a .cts (require of the ES module, no TS1479), a .mts and bundler resolution',
     () => {
       const imports = (
@@ -198,7 +221,7 @@ import { startSimulator } from 'quota-guard/simulator';${ext}`;
 describe('the CLI installed from the tarball', () => {
   function cli(args: string[], data: string) {
     return spawnSync('quota-guard', args, {
-      cwd: pkg.work,
+      cwd: packaged.work,
       env: { ...pkg.env, QUOTA_GUARD_DATA: data, HOME: data, LOG_LEVEL: 'error', QUOTA_GUARD_CONFIG: '' },
       encoding: 'utf8',
       timeout: 120_000,
@@ -206,7 +229,7 @@ describe('the CLI installed from the tarball', () => {
   }
 
   it('ships the build, the Lua scripts, the default config, the clients, the API document and the licence; no sources, no tests', () => {
-    const list = spawnSync('tar', ['-tzf', pkg.tarball], { encoding: 'utf8' }).stdout.split('\n');
+    const list = spawnSync('tar', ['-tzf', packaged.tarball], { encoding: 'utf8' }).stdout.split('\n');
     for (const f of [
       'LICENSE',
       'README.md',
@@ -226,24 +249,27 @@ describe('the CLI installed from the tarball', () => {
     expect(list.filter((f) => /^package\/(src|test|bench|jobs|node_modules)\//.test(f))).toEqual([]);
   });
 
-  it('installs the better-sqlite3 this Node can run: 12 on Node 20, 13 on 22 and later (by its engines)', () => {
-    const { version: driver } = JSON.parse(
-      readFileSync(join(pkg.dir, 'node_modules/better-sqlite3/package.json'), 'utf8'),
-    ) as { version: string };
-    const node = Number(process.versions.node.split('.')[0]);
-    expect(Number(driver.split('.')[0]), `better-sqlite3 ${driver} on Node ${process.version}`).toBe(
-      node >= 22 ? 13 : 12,
-    );
+  it('installs the better-sqlite3 this Node runs: 12, built, on Node 20; 13 on 22 and later', () => {
+    const at = (name: string) => installedAt(pkg.dir, name);
+    if (NODE_MAJOR >= 22) {
+      expect(at('better-sqlite3-13'), 'better-sqlite3-13').toBeDefined();
+    } else {
+      // 13's engines (Node >= 22) keep npm from installing it here; 12 is built at install.
+      expect(at('better-sqlite3-13')).toBeUndefined();
+      expect(existsSync(join(at('better-sqlite3-12') ?? '-', 'build/Release/better_sqlite3.node'))).toBe(
+        true,
+      );
+    }
   });
 
   it('is on PATH and prints the package version', () => {
-    const r = cli(['--version'], pkg.work);
+    const r = cli(['--version'], packaged.work);
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe(version);
   });
 
   it('plans, spends and reports on a fresh data directory', () => {
-    const data = mkdtempSync(join(pkg.work, 'data-'));
+    const data = mkdtempSync(join(packaged.work, 'data-'));
     const plan = cli(['plan'], data);
     expect(plan.status, `${plan.signal} ${plan.stderr}`).toBe(0);
     expect(plan.stdout).toMatch(/built-in defaults/);
@@ -265,7 +291,7 @@ describe('the CLI installed from the tarball', () => {
   it.skipIf(!hasSystemdAnalyze)('runs under the systemd units of deploy/systemd/', () => {
     // `systemd-analyze verify` checks a unit's syntax and that its ExecStart is executable: here the
     // bin this install put on PATH, where a server's systemd finds it in /usr/local/bin or /usr/bin.
-    const units = join(pkg.work, 'units');
+    const units = join(packaged.work, 'units');
     mkdirSync(units, { recursive: true });
     for (const unit of ['quota-guard.service', 'quota-guard-serve.service']) {
       const text = readFileSync(join(ROOT, 'deploy/systemd', unit), 'utf8');
@@ -281,7 +307,7 @@ describe('the CLI installed from the tarball', () => {
   });
 
   it('runs the demo end to end: simulator, SQLite ledger and cache, the jobs, status and search', () => {
-    const data = mkdtempSync(join(pkg.work, 'demo-'));
+    const data = mkdtempSync(join(packaged.work, 'demo-'));
     const r = cli(['demo'], data);
     expect(r.status, `${r.signal} ${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/the ledger recorded (\d+) units and the simulator charged \1: they agree/);
@@ -289,23 +315,204 @@ describe('the CLI installed from the tarball', () => {
   });
 });
 
+describe('a project whose lockfile another Node wrote', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await sim?.close();
+  });
+
+  const inProject = (cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+    spawnSync(cmd, args, {
+      cwd: packaged.project.dir,
+      env: { ...packaged.project.env, LOG_LEVEL: 'error', QUOTA_GUARD_CONFIG: '', ...env },
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+  /** This Node's driver, and the one it must never load. */
+  const fits = NODE_MAJOR >= 22 ? 'better-sqlite3-13' : 'better-sqlite3-12';
+
+  it('locks both drivers, and npm ci installs the one this Node runs, which the library loads', () => {
+    const { dir, lockfileWrittenBy } = packaged.project;
+    const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { name?: string; optional?: boolean }>;
+    };
+    for (const alias of ['better-sqlite3-12', 'better-sqlite3-13']) {
+      expect(lock.packages[`node_modules/${alias}`], alias).toMatchObject({
+        name: 'better-sqlite3',
+        optional: true,
+      });
+    }
+    if (process.env['QG_LOCKFILE_NODE'])
+      expect(lockfileWrittenBy).not.toMatch(new RegExp(`^v${NODE_MAJOR}\\.`));
+    expect(installedAt(dir, fits), fits).toBeDefined();
+    writeFileSync(
+      join(dir, 'which.js'),
+      `import { openLedger } from 'quota-guard';
+const ledger = await openLedger('sqlite::memory:');
+await ledger.close();
+const addons = process.report.getReport().sharedObjects.filter((f) => f.endsWith('.node'));
+console.log(JSON.stringify(addons.filter((f) => f.includes('/better-sqlite3-'))));
+`,
+    );
+    const r = inProject(process.execPath, ['which.js']);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual([expect.stringContaining(`/node_modules/${fits}/`)]);
+  });
+
+  it('runs the demo with its own quota-guard', () => {
+    const data = mkdtempSync(join(packaged.work, 'project-demo-'));
+    const r = inProject('quota-guard', ['demo'], { QUOTA_GUARD_DATA: data, HOME: data });
+    expect(r.status, `${r.signal} ${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/demo finished: every job done, nothing overspent/);
+  });
+
+  // Node strips TypeScript's types itself from 22.18 (unflagged); its V8 learnt `await using` in 24,
+  // so the docs say to run those examples with tsx on 22, as this does.
+  const TSX = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx')).href;
+  it.runIf(NODE_MAJOR >= 22).each(EXAMPLES.map((e, i) => [`${e.file}:${e.line}`, e, i] as const))(
+    '%s runs as written with this Node',
+    async (_name, example, i) => {
+      const file = join(packaged.project.dir, `example${i}.${example.lang}`);
+      writeFileSync(file, example.code);
+      const tsx = NODE_MAJOR < 24 && /\bawait using\b/.test(example.code);
+      const data = mkdtempSync(join(packaged.work, 'example-'));
+      const config = join(data, 'quota-guard.yaml');
+      writeFileSync(config, exampleConfig(`  url: sqlite:${join(data, 'ledger.db')}\n`, data, sim.url));
+      const { LOG_LEVEL: _quiet, ...inherited } = packaged.project.env;
+      const r = await startProcess(process.execPath, [...(tsx ? ['--import', TSX] : []), file], {
+        cwd: packaged.project.dir,
+        env: { ...inherited, ...exampleEnv(config, data, sim.url) },
+        timeoutMs: 60_000,
+      }).exited;
+      expect({ code: r.code, signal: r.signal, stderr: r.stderr }).toEqual({
+        code: 0,
+        signal: null,
+        stderr: '',
+      });
+    },
+    70_000,
+  );
+
+  it.runIf(checkTypes)(
+    'type-checks the interceptor example against the project’s undici 8',
+    () => {
+      const { dir } = packaged.project;
+      const undiciOf = (from: string) =>
+        (
+          JSON.parse(readFileSync(join(installedAt(from, 'undici')!, 'package.json'), 'utf8')) as {
+            version: string;
+          }
+        ).version;
+      expect(undiciOf(dir)).toMatch(/^8\./);
+      expect(undiciOf(installedAt(dir, 'quota-guard')!)).toMatch(/^7\./);
+      const example = EXAMPLES.find((e) => e.file === 'docs/guard.md' && /\bguardInterceptor\(/.test(e.code));
+      if (!example) throw new Error('docs/guard.md has no guardInterceptor example');
+      mkdirSync(join(dir, 'types/node_modules/@types'), { recursive: true });
+      symlinkSync(join(ROOT, 'node_modules/@types/node'), join(dir, 'types/node_modules/@types/node'));
+      writeFileSync(join(dir, 'types/interceptor.ts'), example.code);
+      writeFileSync(
+        join(dir, 'types/tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            module: 'nodenext',
+            target: 'es2022',
+            types: ['node'],
+          },
+          files: ['interceptor.ts'],
+        }),
+      );
+      const r = tsc('types/tsconfig.json', dir);
+      expect(`${r.stdout}${r.stderr}`).toBe('');
+      expect(r.status).toBe(0);
+    },
+    180_000,
+  );
+
+  it('tells a driver npm left out in one line, before loading any; `npm install` brings it back', async () => {
+    const { dir } = packaged.project;
+    const data = mkdtempSync(join(packaged.work, 'nodriver-'));
+    const spend = () =>
+      inProject('quota-guard', ['spend', 'default', '--cost', '1'], { QUOTA_GUARD_DATA: data, HOME: data });
+    const away = join(packaged.work, `${fits}.away`);
+    renameSync(join(dir, 'node_modules', fits), away);
+    // The other major, unfit for this Node, as an install for another line left it; only its
+    // package.json: loading it would fail otherwise than the line below.
+    const unfit = NODE_MAJOR >= 22 ? 'better-sqlite3-12' : 'better-sqlite3-13';
+    const fake = installedAt(dir, unfit) === undefined && NODE_MAJOR !== 22 && NODE_MAJOR !== 23;
+    if (fake) {
+      mkdirSync(join(dir, 'node_modules', unfit));
+      writeFileSync(
+        join(dir, 'node_modules', unfit, 'package.json'),
+        JSON.stringify({
+          name: 'better-sqlite3',
+          version: NODE_MAJOR >= 24 ? '12.11.1' : '13.2.0',
+          main: 'none.js',
+        }),
+      );
+    }
+    try {
+      const r = spend();
+      expect(r.status).toBe(69);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^quota-guard: no SQLite driver for Node ${process.versions.node}: .*better-sqlite3 ${NODE_MAJOR >= 22 ? 13 : 12}, an optional dependency of quota-guard, is not installed .*run \`npm install\` where quota-guard is installed \\(your project, or a checkout\\)`,
+        ),
+      );
+      if (NODE_MAJOR >= 24) expect(r.stderr).toMatch(/better-sqlite3 12\.[\d.]+ aborts Node 24 and later; /);
+      if (NODE_MAJOR < 22)
+        expect(r.stderr).toMatch(
+          /better-sqlite3 13\.[\d.]+ crashes Node 20\.[\d.]+ \(it needs Node 22 or later\); /,
+        );
+    } finally {
+      if (fake) rmSync(join(dir, 'node_modules', unfit), { recursive: true });
+    }
+    if (fits === 'better-sqlite3-13') {
+      // The advice, taken: npm adds what the lockfile holds and node_modules lacks.
+      rmSync(away, { recursive: true });
+      await run(
+        'npm',
+        ['install', '--prefer-offline', '--no-audit', '--no-fund'],
+        dir,
+        packaged.project.env,
+        'npm install',
+      );
+    } else {
+      // On Node 20 `npm install` would build 12 again (minutes): put it back instead.
+      renameSync(away, join(dir, 'node_modules', fits));
+    }
+    const again = spend();
+    expect(again.stderr).toBe('');
+    expect(again.status).toBe(0);
+  }, 300_000);
+});
+
 describe('an install whose native addon did not build', () => {
-  it('says so in one line and exits 69, with no stack trace', () => {
+  it('says so in one line, naming what to rebuild, and exits 69 with no stack trace', () => {
     // better-sqlite3 12 builds its addon into build/ at install; 13 ships them in prebuilds/.
-    const driver = join(pkg.dir, 'node_modules/better-sqlite3');
+    const name = NODE_MAJOR >= 22 ? 'better-sqlite3-13' : 'better-sqlite3-12';
+    const driver = installedAt(pkg.dir, name)!;
     const build = join(driver, existsSync(join(driver, 'build')) ? 'build' : 'prebuilds');
     renameSync(build, `${build}.hidden`);
     try {
-      const data = mkdtempSync(join(pkg.work, 'noaddon-'));
+      const data = mkdtempSync(join(packaged.work, 'noaddon-'));
       const r = spawnSync('quota-guard', ['spend', 'default', '--cost', '1'], {
-        cwd: pkg.work,
+        cwd: packaged.work,
         env: { ...pkg.env, QUOTA_GUARD_DATA: data, HOME: data, LOG_LEVEL: 'error', QUOTA_GUARD_CONFIG: '' },
         encoding: 'utf8',
         timeout: 120_000,
       });
       expect(r.status).toBe(69);
       expect(r.stderr).toMatch(
-        /native addon is missing \((its install script did not run|none prebuilt for [\w-]+, none built)\): install quota-guard again/,
+        new RegExp(
+          `${name}'s native addon is missing \\((its install script did not run|none prebuilt for [\\w-]+, none built)\\): run \`npm rebuild ${name}\` where quota-guard is installed`,
+        ),
       );
       expect(r.stderr).not.toMatch(/^\s+at /m);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);

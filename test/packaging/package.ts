@@ -1,14 +1,23 @@
 /**
- * The package as a user gets it: `npm pack` (which builds dist/ through `prepare`) in a copy of the
- * checkout, then `npm install -g --prefix <dir>` of that tarball, the way docs/operations.md installs
- * it on a server. Nothing in the checkout is written: the copy has its own dist/. The install runs
- * the dependencies' install scripts, so better-sqlite3's native addon is built for the Node that
- * runs the tests (against the headers `npm_config_nodedir` names, as .ci/node-versions sets it).
+ * The package as a user gets it, installed twice from one tarball:
+ *
+ * - globally (`npm install -g --prefix <dir>`), the way docs/operations.md installs it on a server;
+ * - into a project of one's own (`npm ci`), whose lockfile was written by another Node than the one
+ *   under test ($QG_LOCKFILE_NODE, which .ci/node-versions sets to another line's), as a team with
+ *   developers on several lines has it. The project also depends on undici 8, beside the undici 7
+ *   quota-guard brings (test/packaging/project.test.ts).
+ *
+ * The tarball is `npm pack` (which builds dist/ through `prepare`) of a copy of the checkout, or the
+ * one $QG_PACKAGE_TARBALL names (.ci/node-versions packs once for every line). Nothing in the
+ * checkout is written. The installs run the dependencies' install scripts, so better-sqlite3 12's
+ * native addon is built for the Node that runs the tests (against the headers `npm_config_nodedir`
+ * names, as .ci/node-versions sets it) where it is built at all; both run at once (two cores, and
+ * each spends most of its time compiling SQLite).
  */
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
 
 /** What the build needs from the checkout, and what the tarball ships besides `files`. */
@@ -27,10 +36,10 @@ const SOURCES = [
   'CHANGELOG.md',
 ];
 
+/** The undici a project of today installs (it needs Node 22.19 or later; quota-guard keeps 7 for Node 20). */
+export const PROJECT_UNDICI = '^8.13.1';
+
 export interface InstalledPackage {
-  /** The scratch directory everything lives in. */
-  work: string;
-  tarball: string;
   /** The global prefix: `<prefix>/bin/quota-guard`, `<prefix>/lib/node_modules/quota-guard`. */
   prefix: string;
   /** The installed package's directory. */
@@ -39,7 +48,23 @@ export interface InstalledPackage {
   env: NodeJS.ProcessEnv;
 }
 
-function npmEnv(): NodeJS.ProcessEnv {
+export interface Project {
+  /** The project's directory: package.json, package-lock.json, node_modules/quota-guard. */
+  dir: string;
+  /** The Node version that wrote its lockfile (`v20.20.2`). */
+  lockfileWrittenBy: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface Packaged {
+  /** The scratch directory everything lives in. */
+  work: string;
+  tarball: string;
+  global: InstalledPackage;
+  project: Project;
+}
+
+export function npmEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     const key = k.toLowerCase();
@@ -55,50 +80,104 @@ function npmEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, what: string): string {
-  const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout: 900_000 });
-  if (r.status !== 0) {
-    throw new Error(`${what} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`.slice(-4000));
-  }
+/** Runs a command to its end; rejects with its output's tail when it fails. */
+export async function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  what: string,
+): Promise<string> {
+  const r = await startProcess(cmd, args, { cwd, env, timeoutMs: 900_000 }).exited;
+  if (r.code !== 0)
+    throw new Error(`${what} exited ${r.code ?? r.signal}:\n${r.stdout}\n${r.stderr}`.slice(-4000));
   return r.stdout;
 }
 
-/** Packs the checkout and installs the tarball globally into a fresh prefix. Minutes: the addon compiles. */
-export function packAndInstall(): InstalledPackage {
-  const work = mkdtempSync(join(tmpdir(), 'qg-package-'));
-  const env = npmEnv();
+const QUIET = ['--prefer-offline', '--no-audit', '--no-fund'];
 
+async function pack(work: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const given = process.env['QG_PACKAGE_TARBALL'];
+  if (given) return given;
   const checkout = join(work, 'checkout');
   mkdirSync(checkout);
   for (const f of SOURCES) {
     if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(checkout, f), { recursive: true });
   }
   symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
-  run('npm', ['pack', '--pack-destination', work, '--silent'], checkout, env, 'npm pack');
+  await run('npm', ['pack', '--pack-destination', work, '--silent'], checkout, env, 'npm pack');
   const tgz = readdirSync(work).filter((f) => f.endsWith('.tgz'));
   if (tgz.length !== 1) throw new Error(`npm pack wrote ${tgz.join(', ') || 'no tarball'}`);
-  const tarball = join(work, tgz[0]!);
+  return join(work, tgz[0]!);
+}
 
+async function installGlobal(
+  work: string,
+  tarball: string,
+  base: NodeJS.ProcessEnv,
+): Promise<InstalledPackage> {
   const prefix = join(work, 'prefix');
-  run(
+  // npm 11 runs a dependency's install script only where it is approved; better-sqlite3 12's builds
+  // its native addon (`better-sqlite3` approves both aliases: npm trusts an alias by its package).
+  // A global install has no package.json of its own to approve it in.
+  await run(
     'npm',
-    [
-      'install',
-      '--global',
-      '--prefix',
-      prefix,
-      // npm 11 runs a dependency's install script only where it is approved; better-sqlite3's builds
-      // its native addon. A global install has no package.json of its own to approve it in.
-      '--allow-scripts=better-sqlite3',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      tarball,
-    ],
+    ['install', '--global', '--prefix', prefix, '--allow-scripts=better-sqlite3', ...QUIET, tarball],
     work,
-    env,
+    base,
     'npm install --global',
   );
-  env['PATH'] = `${join(prefix, 'bin')}:${env['PATH']}`;
-  return { work, tarball, prefix, dir: join(prefix, 'lib/node_modules/quota-guard'), env };
+  const env = { ...base, PATH: `${join(prefix, 'bin')}:${base['PATH']}` };
+  return { prefix, dir: join(prefix, 'lib/node_modules/quota-guard'), env };
+}
+
+/**
+ * A project that depends on the tarball and on today's undici, its lockfile written by the Node
+ * $QG_LOCKFILE_NODE names (this one when unset), then installed from it with `npm ci` by this one.
+ */
+async function installProject(work: string, tarball: string, env: NodeJS.ProcessEnv): Promise<Project> {
+  const dir = join(work, 'project');
+  mkdirSync(dir);
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: 'project',
+        private: true,
+        type: 'module',
+        dependencies: { 'quota-guard': `file:${tarball}`, undici: PROJECT_UNDICI },
+        allowScripts: { 'better-sqlite3': true },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  const writer = process.env['QG_LOCKFILE_NODE'] || process.execPath;
+  const writerEnv = { ...env, PATH: `${dirname(writer)}:${env['PATH']}` };
+  const lockfileWrittenBy = (await run(writer, ['--version'], dir, writerEnv, 'node --version')).trim();
+  await run(
+    'npm',
+    ['install', '--package-lock-only', ...QUIET],
+    dir,
+    writerEnv,
+    `npm install on Node ${lockfileWrittenBy}`,
+  );
+  await run('npm', ['ci', ...QUIET], dir, env, 'npm ci');
+  return {
+    dir,
+    lockfileWrittenBy,
+    env: { ...env, PATH: `${join(dir, 'node_modules/.bin')}:${env['PATH']}` },
+  };
+}
+
+/** Packs (or takes) the tarball and installs it globally and into a project, both at once. Minutes. */
+export async function packageAndInstall(): Promise<Packaged> {
+  const work = mkdtempSync(join(tmpdir(), 'qg-package-'));
+  const env = npmEnv();
+  const tarball = await pack(work, env);
+  const [global, project] = await Promise.all([
+    installGlobal(work, tarball, env),
+    installProject(work, tarball, env),
+  ]);
+  return { work, tarball, global, project };
 }

@@ -3,18 +3,19 @@
  * not missed) becomes a typed error, classified by its primary code.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { QuotaGuardError, type QuotaGuardErrorOptions } from '../../src/errors.js';
+import { sqliteDriver } from '../../src/sqlite/driver.js';
 import { storeFailure } from '../../src/sqlite/index.js';
 import { CacheSchemaError } from '../../src/youtube/cache/errors.js';
 
-const pkg = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
+// The driver this Node loads (13 names them through Node-API's `env`, 12 through V8's `isolate`).
+const pkg = dirname(dirname(sqliteDriver().entry));
 const CODES = [
-  ...readFileSync(join(pkg, 'src/util/constants.cpp'), 'utf8').matchAll(/SetCode\(isolate, \w+, "(\w+)"\)/g),
+  ...readFileSync(join(pkg, 'src/util/constants.cpp'), 'utf8').matchAll(/SetCode\(\w+, \w+, "(\w+)"\)/g),
 ]
   .map((m) => m[1]!)
   // Not errors: success and step results.

@@ -13,7 +13,8 @@ describe('URI file names (the read-only open needs them)', () => {
       const { openStore } = await import(${JSON.stringify(join(import.meta.dirname, '../../src/sqlite/open.ts'))});
       const { LEDGER_FORMAT } = await import(${JSON.stringify(join(import.meta.dirname, '../../src/ledger/sqlite.ts'))});
       openStore(LEDGER_FORMAT, { path: ${JSON.stringify(file)} }).db.close();
-      const { default: Database } = await import('better-sqlite3');
+      const { sqliteDriver } = await import(${JSON.stringify(join(import.meta.dirname, '../../src/sqlite/driver.ts'))});
+      const Database = sqliteDriver().Database;
       const db = new Database('file:' + ${JSON.stringify(file)} + '?immutable=1', { readonly: true, fileMustExist: true });
       process.stdout.write(String(db.pragma('user_version', { simple: true })));
       db.close();

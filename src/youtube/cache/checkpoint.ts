@@ -7,8 +7,8 @@
  * that races with new commits cannot let the WAL start over, so the writer's own checkpoint (which
  * then finds almost everything already copied) still bounds the WAL file.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteDriver } from '../../sqlite/driver.js';
 
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -56,7 +56,7 @@ export interface Checkpointer {
 
 /** Start checkpointing `path` in a worker thread. It never keeps the process alive. */
 export function startCheckpointer(path: string, intervalMs = 250): Checkpointer {
-  const lib = createRequire(import.meta.url).resolve('better-sqlite3');
+  const lib = sqliteDriver().entry;
   const done = new SharedArrayBuffer(4);
   const worker = new Worker(WORKER, {
     eval: true,
