@@ -16,19 +16,23 @@ export {
   parseConfig,
 } from './config/load.js';
 export {
+  type AnyPart,
   type ConfigPart,
   type CoreSettings,
   type PartContext,
   type PartInput,
   type PartResolver,
   registerConfigPart,
+  type WithHoles,
 } from './config/parts.js';
+export type { NameKind, Path as ProblemPath, Problems } from './config/problems.js';
 export { TIER_SPECS, type TierBucket, type TierSpec } from './config/tiers.js';
 // Types that the signatures above name, importable where the functions are
 // (test/packaging/public-types.test.ts walks the signatures).
 export type {
   ExpectedSpendConfig,
   PaceConfig,
+  ReconcileConfig,
   StoreDownConfig,
   WindowConfig,
 } from './config/types.js';

@@ -30,7 +30,7 @@ export interface PartContext {
 }
 
 /** A top-level list may have holes where the schema refused an element (lenient.ts). */
-type WithHoles<T> = { [K in keyof T]: T[K] extends ReadonlyArray<infer E> ? Holey<E> : T[K] };
+export type WithHoles<T> = { [K in keyof T]: T[K] extends ReadonlyArray<infer E> ? Holey<E> : T[K] };
 
 /** What a part's resolver is given: its keys as its schema returned them. */
 export type PartInput<Shape extends z.core.$ZodShape> = WithHoles<
@@ -57,7 +57,7 @@ export interface ConfigPart<Shape extends z.core.$ZodShape = z.core.$ZodShape, O
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds parts of every input type.
-type AnyPart = ConfigPart<any, object>;
+export type AnyPart = ConfigPart<any, object>;
 // biome-ignore lint/suspicious/noExplicitAny: likewise for resolvers.
 export type AnyResolver = PartResolver<any, object>;
 
