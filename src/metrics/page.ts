@@ -21,6 +21,7 @@ import { luxon } from '../time-libs.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import { type RegionFreshness, regionFreshness } from '../youtube/freshness.js';
 import { backfillMethod } from '../youtube/job-library/backfill.js';
+import { youtubeConfigured } from '../youtube/trending-spend.js';
 
 export interface StatusPageData {
   report: StatusReport;
@@ -33,6 +34,11 @@ export interface StatusPageData {
   refreshSeconds?: number;
   /** The guard's backfill pacing line per `credential/bucket`, where the guard paces the backfill. */
   pacing?: Record<string, PacingLine>;
+  /**
+   * Whether the config runs the YouTube application (`youtubeConfigured`): its regions and its runs'
+   * videos are shown only then (default true).
+   */
+  application?: boolean;
 }
 
 /** The guard's pacing line of the backfill on a credential's bucket (Guard.pacingLine). */
@@ -52,8 +58,9 @@ export async function statusPageData(
   const report = await quotaStatus(config, ledger, { scheduledNeed: scheduledNeed(config) });
   const now = Date.parse(report.at);
   const { pacing, ...rest } = options;
-  const data: StatusPageData = { report, runs: [], ...rest };
-  if (pacing) {
+  const application = youtubeConfigured(config);
+  const data: StatusPageData = { report, runs: [], application, ...rest };
+  if (pacing && application) {
     // The line is the backfill's: drawn on the bucket the backfill spends.
     data.pacing = {};
     for (const c of config.credentials) {
@@ -68,7 +75,7 @@ export async function statusPageData(
     ...report.credentials.flatMap((c) => c.buckets.map((b) => windowOf(b, c.timeZone, now)[0])),
   );
   try {
-    data.freshness = await regionFreshness(config, history, now);
+    if (application) data.freshness = await regionFreshness(config, history, now);
     data.runs = await history.list({
       credentials: report.credentials.map((c) => c.id),
       since: Number.isFinite(since) ? since : now - 86_400_000,

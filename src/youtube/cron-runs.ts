@@ -12,7 +12,7 @@ import type { createTask } from 'node-cron';
 import type { Config, CredentialConfig } from '../config/types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { luxon, nodeCron } from '../time-libs.js';
-import { trendingMethod, trendingUnits } from './trending-spend.js';
+import { trendingMethod, trendingUnits, youtubeConfigured } from './trending-spend.js';
 
 const DAY_MS = 86_400_000;
 /** Runs enumerated for one schedule at most (a schedule every second over 8 days is 691,200). */
@@ -191,7 +191,8 @@ export function trendingRuns(
 /**
  * What the schedules of a config run over an upstream day, as the guard's pacing takes it
  * (`ScheduledNeed`, src/guard/pacing.ts): the trending runs of the jobs' credential (the first)
- * on the bucket of `videos.list`, and the backfill's run starts.
+ * on the bucket of `videos.list`, and the backfill's run starts. Nothing is scheduled for a config
+ * that does not run the application (`youtubeConfigured`).
  */
 export function scheduledNeed(
   config: Config,
@@ -200,6 +201,7 @@ export function scheduledNeed(
   start: number,
   end: number,
 ) => { scheduled: Map<string, Spend[]>; backfill: number[] } {
+  if (!youtubeConfigured(config)) return () => ({ scheduled: new Map(), backfill: [] });
   return (credential, start, end) => {
     const scheduled = new Map<string, Spend[]>();
     // Only the jobs' credential runs the schedules.

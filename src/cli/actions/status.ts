@@ -16,6 +16,7 @@ import { terminalJson } from '../../terminal-text.js';
 import { provideTimeLibs } from '../../time-libs.js';
 import { scheduledNeed } from '../../youtube/cron-runs.js';
 import { regionFreshness } from '../../youtube/freshness.js';
+import { youtubeConfigured } from '../../youtube/trending-spend.js';
 import type { StatusOptions } from '../command-options.js';
 import { withContext } from '../context.js';
 import { outputWidth } from '../render/format.js';
@@ -39,6 +40,8 @@ export async function statusView(
     })),
     ...storeLocations(config),
   };
+  // Region freshness is the application's: a config for another API has no regions to show.
+  if (!youtubeConfigured(config)) return report;
   const history = await openRunHistory(config.store);
   try {
     report.freshness = await regionFreshness(config, history, Date.parse(report.at));
@@ -50,12 +53,15 @@ export async function statusView(
   return report;
 }
 
-/** Where the ledger and the cache are, as an operator should see them: absolute, no password. */
-function storeLocations(config: Config): { ledger: string; cache: string } {
+/**
+ * Where the ledger and (where the application runs) the cache are, as an operator should see
+ * them: absolute, no password.
+ */
+function storeLocations(config: Config): { ledger: string; cache?: string } {
   const url = config.store.url;
   return {
     ledger: url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : redactStoreUrl(url),
-    cache: config.cache.path,
+    ...(youtubeConfigured(config) ? { cache: config.cache.path } : {}),
   };
 }
 

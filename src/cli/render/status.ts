@@ -155,7 +155,8 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
       W,
     ),
   ];
-  if (view.ledger !== undefined) out.push(wrap(`ledger ${view.ledger} · cache ${view.cache ?? '-'}`, W));
+  if (view.ledger !== undefined)
+    out.push(wrap(`ledger ${view.ledger}${view.cache !== undefined ? ` · cache ${view.cache}` : ''}`, W));
   let marked = false;
   for (const c of view.credentials) {
     out.push('');
@@ -194,7 +195,9 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
         );
       }
       if (b.used > 0) {
-        notes.push(`by region: ${breakdown(b.byRegion)}`);
+        // Only tags that name a region (the application's jobs) make this line say anything.
+        if (Object.keys(b.byRegion).some((r) => r !== '(none)'))
+          notes.push(`by region: ${breakdown(b.byRegion)}`);
         notes.push(`by method: ${breakdown(b.byMethod)}`);
         notes.push(`by site: ${breakdown(b.bySite)}`);
       }
