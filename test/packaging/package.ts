@@ -1,5 +1,5 @@
 /**
- * The package as a user gets it: `npm pack` (which builds dist/ through `prepare`) in a copy of the
+ * The package as a user gets it: `npm pack` (which builds dist/ through `prepack`) in a copy of the
  * checkout, then `npm install -g --prefix <dir>` of that tarball, the way docs/operations.md installs
  * it on a server. Nothing in the checkout is written: the copy has its own dist/. The install runs
  * the dependencies' install scripts, so better-sqlite3's native addon is built for the Node that
@@ -21,7 +21,8 @@ const SOURCES = [
   'lua',
   'config',
   'clients',
-  'docs/openapi.yaml',
+  'docs',
+  'deploy',
   'README.md',
   'LICENSE',
   'CHANGELOG.md',
@@ -37,6 +38,8 @@ export interface InstalledPackage {
   dir: string;
   /** An environment for commands: no npm variables of the test run, the tested Node first on PATH. */
   env: NodeJS.ProcessEnv;
+  /** What `npm install -g` printed (its warnings are on stderr). */
+  installOutput: string;
 }
 
 function npmEnv(): NodeJS.ProcessEnv {
@@ -55,12 +58,13 @@ function npmEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** Runs a command to its end; its stdout and stderr together, or an error naming what failed. */
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, what: string): string {
   const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout: 900_000 });
   if (r.status !== 0) {
     throw new Error(`${what} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`.slice(-4000));
   }
-  return r.stdout;
+  return `${r.stdout}${r.stderr}`;
 }
 
 /** Packs the checkout and installs the tarball globally into a fresh prefix. Minutes: the addon compiles. */
@@ -80,7 +84,7 @@ export function packAndInstall(): InstalledPackage {
   const tarball = join(work, tgz[0]!);
 
   const prefix = join(work, 'prefix');
-  run(
+  const installOutput = run(
     'npm',
     [
       'install',
@@ -100,5 +104,12 @@ export function packAndInstall(): InstalledPackage {
     'npm install --global',
   );
   env['PATH'] = `${join(prefix, 'bin')}:${env['PATH']}`;
-  return { work, tarball, prefix, dir: join(prefix, 'lib/node_modules/quota-guard'), env };
+  return {
+    work,
+    tarball,
+    prefix,
+    dir: join(prefix, 'lib/node_modules/quota-guard'),
+    env,
+    installOutput,
+  };
 }
