@@ -371,16 +371,21 @@ export class Guard {
     };
   }
 
-  /** Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged, not thrown. */
-  async refund(outcome: SpendOutcome): Promise<void> {
+  /**
+   * Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged,
+   * not thrown. Resolves true when units were taken back now or will be once the store answers;
+   * false when there was nothing to take back (denied, refunded before, aged out) or it was lost.
+   */
+  async refund(outcome: SpendOutcome): Promise<boolean> {
     if (outcome.unsettled) this.#settler.refundInstead(outcome.unsettled.id);
     const d = outcome.decision;
-    if (!d?.allowed) return;
+    if (!d?.allowed) return outcome.unsettled !== undefined;
     try {
       // Refunded before (a report sent twice) or pruned: nothing to count.
-      if (!(await this.ledger.refund(d))) return;
+      if (!(await this.ledger.refund(d))) return false;
       this.#stats.refunds++;
       this.#emit({ type: 'refund', outcome });
+      return true;
     } catch (e) {
       if (!isStoreDown(e)) throw e;
       const what = {
@@ -397,12 +402,13 @@ export class Guard {
           outcome,
         );
         this.#logger.warn(what, 'ledger store unavailable: refund retried when the store answers');
-        return;
+        return true;
       }
       this.#logger.warn(
         what,
         'ledger store unavailable: refund lost (the units stay spent until they age out)',
       );
+      return false;
     }
   }
 

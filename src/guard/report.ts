@@ -38,7 +38,11 @@ export type ReportResult =
   | { kind: 'sent'; ok: true }
   | {
       kind: 'never-sent';
-      ok: true /** false when there was nothing to take back (a denied or fail-open spend). */;
+      ok: true;
+      /**
+       * False when there was nothing to take back: a denied or fail-open spend, or one refunded
+       * before (a report sent twice) or aged out of its window.
+       */
       refunded: boolean;
     }
   | {
@@ -59,7 +63,8 @@ export interface ReportDeps {
   now(): number;
   nextReset(timeZone: string, nowMs: number): number;
   block(credential: string, bucket: string, reason: string, until: number): Promise<unknown>;
-  refund(spent: SpendOutcome): Promise<void>;
+  /** True when units were (or will be, once the store answers) taken back. */
+  refund(spent: SpendOutcome): Promise<boolean>;
   stopOf(reason: StopReason, o: SpendOutcome, error?: UpstreamError, retryAfterMs?: number): Stop;
   /** Counts, logs and emits a stop. */
   stop(stop: Stop): Stop;
@@ -139,8 +144,7 @@ export async function reportOutcome(
     case 'sent':
       return { kind: 'sent', ok: true };
     case 'never-sent': {
-      const refunded = spent.decision?.allowed === true || spent.unsettled !== undefined;
-      await deps.refund(spent);
+      const refunded = await deps.refund(spent);
       return { kind: 'never-sent', ok: true, refunded };
     }
     case 'exhausted': {
