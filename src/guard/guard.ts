@@ -9,6 +9,7 @@
  *   that a daily quota is used up (403 quotaExceeded, or a 429 naming a per-day limit) although the
  *   ledger allowed the call.
  */
+import { hostname, userInfo } from 'node:os';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { nextMidnight } from '../calendar-day.js';
 import { bucketOf } from '../config/lookups.js';
@@ -134,6 +135,8 @@ export class Guard {
     stops: 0,
     unsettled: 0,
   };
+  /** Per ledger key, the end of the block this guard last logged (one line per block). */
+  readonly #blocksLogged = new Map<string, number>();
   readonly #settler: Settler<SpendOutcome>;
   readonly #reporting: ReportDeps;
   readonly #storeDown: StoreDownDeps;
@@ -430,10 +433,14 @@ export class Guard {
     await this.ledger.block(key, until, reason);
     this.#stats.blocks++;
     this.#emit({ type: 'block', credential: credential.id, bucket: bucket.id, key, until, reason });
-    this.#logger.warn(
-      { credential: credential.id, bucket: bucket.id, until: iso(until), reason },
-      'bucket blocked',
-    );
+    // One line per block: the requests in flight when the quota ran out (eight regions at once)
+    // each meet it and block again until the same moment; those are debug lines.
+    const fields = { credential: credential.id, bucket: bucket.id, until: iso(until), reason };
+    if ((this.#blocksLogged.get(key) ?? 0) >= until) this.#logger.debug?.(fields, 'bucket blocked again');
+    else {
+      this.#blocksLogged.set(key, until);
+      this.#logger.warn(fields, 'bucket blocked');
+    }
     return { key, until };
   }
 
@@ -456,16 +463,20 @@ export class Guard {
       ...(before.blockedUntil !== undefined ? { blockedUntil: before.blockedUntil } : {}),
       ...(before.blockedReason !== undefined ? { reason: before.blockedReason } : {}),
     };
-    this.#logger.warn(
-      {
-        credential: credential.id,
-        bucket: bucket.id,
-        by,
-        wasBlockedUntil: before.blockedUntil !== undefined ? iso(before.blockedUntil) : null,
-        reason: before.blockedReason ?? null,
-      },
-      before.blockedUntil !== undefined ? 'bucket unblocked' : 'bucket unblocked (it was not blocked)',
-    );
+    this.#blocksLogged.delete(key);
+    const fields = {
+      credential: credential.id,
+      bucket: bucket.id,
+      by,
+      ...whoAmI(),
+      lifted: before.blockedUntil !== undefined,
+      wasBlockedUntil: before.blockedUntil !== undefined ? iso(before.blockedUntil) : null,
+      reason: before.blockedReason ?? null,
+    };
+    // Lifting a block is worth a warning (every host spends the bucket again); a bucket that was
+    // not blocked is a line of its own, not a warning.
+    if (before.blockedUntil !== undefined) this.#logger.warn(fields, 'bucket unblocked');
+    else this.#logger.info(fields, 'nothing to unblock: the bucket was not blocked');
     return lifted;
   }
 
@@ -544,4 +555,16 @@ export class Guard {
 
 export function createGuard(opts: GuardOptions): Guard {
   return new Guard(opts);
+}
+
+/** Who runs this process, for a line that changes what every host may spend: user and host. */
+function whoAmI(): { user: string; host: string } {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for the uid (a container): the environment's name, else the uid.
+    user = process.env['USER'] ?? process.env['LOGNAME'] ?? String(process.getuid?.() ?? '?');
+  }
+  return { user, host: hostname() };
 }
