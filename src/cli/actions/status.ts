@@ -20,7 +20,7 @@ import { youtubeConfigured } from '../../youtube/trending-spend.js';
 import type { StatusOptions } from '../command-options.js';
 import { withContext } from '../context.js';
 import { outputWidth } from '../render/format.js';
-import { renderStatus, type StatusView } from '../render/status.js';
+import { renderStatus, type StatusView, statusSummary } from '../render/status.js';
 
 // Status always does calendar and cron arithmetic (the upstream day, the scheduled runs left in
 // it): imported with this module, which the bundle then carries, rather than required on first use.
@@ -41,15 +41,17 @@ export async function statusView(
     ...storeLocations(config),
   };
   // Region freshness is the application's: a config for another API has no regions to show.
-  if (!youtubeConfigured(config)) return report;
-  const history = await openRunHistory(config.store);
-  try {
-    report.freshness = await regionFreshness(config, history, Date.parse(report.at));
-  } catch (e) {
-    logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
-  } finally {
-    await history.close();
+  if (youtubeConfigured(config)) {
+    const history = await openRunHistory(config.store);
+    try {
+      report.freshness = await regionFreshness(config, history, Date.parse(report.at));
+    } catch (e) {
+      logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
+    } finally {
+      await history.close();
+    }
   }
+  report.summary = statusSummary(report);
   return report;
 }
 
