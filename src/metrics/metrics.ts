@@ -217,8 +217,13 @@ export class Metrics {
         for (const m of [this.failOpen, this.failOpenUnits, this.blocks, this.refunds]) m.inc(labels, 0);
       }
     }
-    // The application's jobs, where the config runs them: a config for another API has none.
-    for (const job of youtubeConfigured(config) ? JOBS : []) {
+    // The application's jobs and cache, where the config runs them: a config for another API has
+    // neither (an unlabelled gauge would otherwise be served as 0).
+    const app = youtubeConfigured(config);
+    if (!app)
+      for (const name of ['cache_videos', 'cache_bytes'])
+        this.registry.removeSingleMetric(`${METRIC_PREFIX}${name}`);
+    for (const job of app ? JOBS : []) {
       for (const outcome of JOB_OUTCOMES) this.jobRuns.inc({ job, outcome }, 0);
       this.jobUnits.inc({ job }, 0);
       this.skipped.inc({ job }, 0);
