@@ -23,7 +23,7 @@ import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
 import { register as unblock } from './commands/unblock.js';
-import { logLevel } from './log-level.js';
+import { chooseLogFormat, logLevel } from './log-level.js';
 import { outputWidth } from './render/format.js';
 
 /** Fewer columns than this beside a term, and its description goes on the lines under it. */
@@ -78,8 +78,9 @@ export function buildProgram(argv?: readonly string[]): Command {
     .configureHelp(helpWithin(outputWidth()))
     // Before any command does anything (opens a store, starts a server): a bad LOG_LEVEL is a
     // configuration error, not a crash halfway through.
-    .hook('preAction', () => {
+    .hook('preAction', (_program, command) => {
       logLevel();
+      chooseLogFormat(command.opts()['json'] === true);
     });
   const name = argv?.[2];
   const one = name !== undefined && name !== 'completion' && Object.hasOwn(COMMANDS, name);

@@ -48,6 +48,12 @@ export async function run(opts: ServeOptions): Promise<number> {
   });
   let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
   let srv: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  // Which signal stopped it, for the line that says so.
+  let stoppedBy = 'its end';
+  const onSignal = (s: NodeJS.Signals) => {
+    stoppedBy = s;
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const { signal, dispose } = abortOnSignals();
   try {
     history = await openRunHistory(config.store);
@@ -96,9 +102,12 @@ export async function run(opts: ServeOptions): Promise<number> {
     });
   } finally {
     dispose();
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     await srv?.close();
     await history?.close();
     await ledger.close();
+    // The last line of a serve: a log that ends without it ended with the process killed.
+    if (srv) logger.info({ url: srv.url, by: stoppedBy }, `stopped serving ${srv.url} (${stoppedBy})`);
   }
   return 0;
 }
