@@ -23,6 +23,14 @@ export function logLevel(env: Record<string, string | undefined> = process.env):
 export type LogFormat = 'json' | 'human';
 
 let chosen: LogFormat = 'json';
+let jsonLines = false;
+let streaming = false;
+
+/**
+ * The commands whose stderr is a log (the jobs and the services, read from cron's files and the
+ * journal); the others' is one line for a person or a script, whatever they logged before it.
+ */
+const LOGGING_COMMANDS = new Set(['fetch', 'backfill', 'run', 'serve', 'reconcile']);
 
 /**
  * `LOG_FORMAT` (`json` or `human`), else human lines when stderr is a terminal and the command does
@@ -33,7 +41,11 @@ export function chooseLogFormat(
   json: boolean,
   env: Record<string, string | undefined> = process.env,
   tty = process.stderr.isTTY === true,
+  command = '',
 ): LogFormat {
+  // A new command: its stderr has carried no JSON line yet (main() may run several in one process).
+  jsonLines = false;
+  streaming = LOGGING_COMMANDS.has(command);
   const asked = env['LOG_FORMAT'];
   if (asked === 'json' || asked === 'human') chosen = asked;
   else if (asked !== undefined && asked !== '')
@@ -49,17 +61,15 @@ export function logFormat(): LogFormat {
   return chosen;
 }
 
-let jsonLines = false;
-
 /** The CLI's log output wrote a JSON line to stderr (see `jsonStream`). */
 export function notedJsonLine(): void {
   jsonLines = true;
 }
 
 /**
- * Whether stderr carries JSON log lines: a fatal error then goes there as one more JSON line, so
- * that a cron job's log file stays one JSON object per line.
+ * Whether stderr is a job's or a service's log of JSON lines already: a fatal error then goes there
+ * as one more JSON line, so that a cron job's log file stays one JSON object per line.
  */
 export function jsonStream(): boolean {
-  return jsonLines;
+  return streaming && jsonLines;
 }

@@ -80,7 +80,12 @@ export function buildProgram(argv?: readonly string[]): Command {
     // configuration error, not a crash halfway through.
     .hook('preAction', (_program, command) => {
       logLevel();
-      chooseLogFormat(command.opts()['json'] === true);
+      chooseLogFormat(
+        command.opts()['json'] === true,
+        process.env,
+        process.stderr.isTTY === true,
+        command.name(),
+      );
     });
   const name = argv?.[2];
   const one = name !== undefined && name !== 'completion' && Object.hasOwn(COMMANDS, name);

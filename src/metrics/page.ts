@@ -8,7 +8,12 @@
  *   one for now, against the quota, the reserve (above quota − reserve) and a pacing line: the
  *   guard's line for the backfill where it paces it over the upstream day (with what the backfill
  *   spent today), else an even pace from 0 at the window's start to quota − reserve at its end.
- * - Every region's last successful fetch (stale ones flagged), blocks, and the last runs.
+ * - At the top, the summary (src/metrics/summary.ts): the worst thing now in one line, with the
+ *   command that acts on it; a blocked bucket's card says until when, why, who reported it and the
+ *   command too.
+ * - Every region's last successful fetch (stale ones say since when and why, the last run's whole
+ *   reason folded under it), blocks, and the last runs (a long reason opens with a tap: nothing is
+ *   said on hover only). Regions only where the config runs the YouTube application.
  */
 
 import { startOfDay } from '../calendar-day.js';

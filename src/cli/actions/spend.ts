@@ -2,22 +2,29 @@
 
 import { randomBytes } from 'node:crypto';
 import { spendAnswer } from '../../api/answer.js';
+import { bucketOf, methodOf } from '../../config/lookups.js';
 import { ExitCode, InvalidArgumentError, QuotaGuardError } from '../../errors.js';
 import type { Guard } from '../../guard/guard.js';
 import { withMethod } from '../../guard/tags.js';
 import { terminalJson } from '../../terminal-text.js';
 import type { SpendOptions } from '../command-options.js';
+import { loadCliConfig } from '../config.js';
 import { withContext } from '../context.js';
 import { renderReport, renderSpend, reportJson } from '../render/spend.js';
 
 export async function run(credential: string, opts: SpendOptions): Promise<number> {
+  // A mistyped credential, bucket or method is said first (78), before a ledger is opened or made.
+  const config = await loadCliConfig(opts.config);
+  const c = config.credential(credential);
+  if (opts.bucket !== undefined) bucketOf(c, opts.bucket);
+  if (opts.method !== undefined) methodOf(c, opts.method);
+  if (opts.report === undefined && opts.method === undefined && opts.cost === undefined) {
+    throw new InvalidArgumentError('--cost', 'give --method, or --cost (with --bucket)');
+  }
   return withContext(
     opts,
     async ({ guard }) => {
       if (opts.report !== undefined) return report(guard, credential, opts);
-      if (opts.method === undefined && opts.cost === undefined) {
-        throw new InvalidArgumentError('--cost', 'give --method, or --cost (with --bucket)');
-      }
       // With --json the answer is the decision API's (POST /v1/spend), which always names an entry:
       // one is made here when none is given, so that `--report` can be told about the call.
       const entry = opts.entry ?? (opts.json ? randomBytes(12).toString('base64url') : undefined);
@@ -37,7 +44,7 @@ export async function run(credential: string, opts: SpendOptions): Promise<numbe
       return outcome.reason === 'store-down' ? ExitCode.UNAVAILABLE : ExitCode.TEMPFAIL;
     },
     // An unreachable Redis is the store-down policy's business, not an error at open.
-    { allowUnreachable: true },
+    { allowUnreachable: true, config },
   );
 }
 

@@ -18,6 +18,7 @@ import { scheduledNeed } from '../../youtube/cron-runs.js';
 import { regionFreshness } from '../../youtube/freshness.js';
 import { youtubeConfigured } from '../../youtube/trending-spend.js';
 import type { StatusOptions } from '../command-options.js';
+import { loadCliConfig } from '../config.js';
 import { withContext } from '../context.js';
 import { outputWidth } from '../render/format.js';
 import { renderStatus, type StatusView, statusSummary } from '../render/status.js';
@@ -68,10 +69,13 @@ function storeLocations(config: Config): { ledger: string; cache?: string } {
 }
 
 export async function run(opts: StatusOptions): Promise<number> {
+  // A mistyped --credential is said first (78), before the ledger is looked for.
+  const config = await loadCliConfig(opts.config);
+  if (opts.credential !== undefined) config.credential(opts.credential);
   const view = await withContext(
     opts,
-    ({ config, ledger, logger }) => statusView(config, ledger, logger, opts.credential),
-    { readOnly: true },
+    ({ ledger, logger }) => statusView(config, ledger, logger, opts.credential),
+    { readOnly: true, config },
   );
   process.stdout.write(
     opts.json
