@@ -1,13 +1,20 @@
 /** Command actions: errors become one line on stderr and the exit status of their code; only bugs print a stack. */
+
+import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { ConfigError, exitCodeFor, isQuotaGuardError } from '../errors.js';
-import { terminalText } from '../terminal-text.js';
+import { terminalJsonLine, terminalText } from '../terminal-text.js';
+import { jsonStream } from './log-level.js';
 
 /**
  * Print an error the way a user should see it and return the exit code. A QuotaGuardError is a
  * user-facing condition: one line per problem, no stack. Anything else is a bug: full stack.
  */
 export function reportError(e: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
+  if (jsonStream()) {
+    stderr.write(fatalJsonLine(e));
+    return exitCodeFor(e);
+  }
   if (e instanceof ConfigError) {
     for (const p of e.problems) stderr.write(`quota-guard: ${terminalText(p)} (${e.code})\n`);
   } else if (isQuotaGuardError(e)) {
@@ -16,6 +23,28 @@ export function reportError(e: unknown, stderr: NodeJS.WritableStream = process.
     stderr.write(`quota-guard: internal error\n${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   }
   return exitCodeFor(e);
+}
+
+/**
+ * The error as one more JSON log line (pino's shape, level 60 `fatal`), for a stderr that carries
+ * JSON lines already: the message, the code and the exit status; a bug's stack in `err`.
+ */
+function fatalJsonLine(e: unknown): string {
+  const known = isQuotaGuardError(e);
+  const line = {
+    level: 60,
+    time: Date.now(),
+    pid: process.pid,
+    hostname: hostname(),
+    name: 'quota-guard',
+    exitCode: exitCodeFor(e),
+    ...(known
+      ? { code: e.code }
+      : { err: { message: String(e), stack: e instanceof Error ? e.stack : undefined } }),
+    ...(e instanceof ConfigError && e.problems.length > 1 ? { problems: e.problems } : {}),
+    msg: known ? (e instanceof ConfigError ? (e.problems[0] ?? e.message) : e.message) : 'internal error',
+  };
+  return `${terminalJsonLine(JSON.stringify(line))}\n`;
 }
 
 /** The exit code each program's action ended with, kept off `process` so that main() can run in-process. */

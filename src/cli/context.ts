@@ -18,8 +18,10 @@ import type { YouTubeConfig } from '../youtube/config/types.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import type { DivertableLog } from '../youtube/job-library/progress.js';
 import { loadCliConfig } from './config.js';
-import { logLevel } from './log-level.js';
+import { logFormat, logLevel, notedJsonLine } from './log-level.js';
+import { humanLogLine } from './log-line.js';
 import type { ConfigOptions } from './options.js';
+import { outputWidth } from './render/format.js';
 
 export interface Context {
   config: YouTubeConfig;
@@ -70,11 +72,18 @@ class CliLogOutput implements DivertableLog {
   }
 
   write(line: string): void {
-    if (this.#diverted) this.#diverted(line);
+    const out =
+      logFormat() === 'human'
+        ? humanLogLine(line, outputWidth(process.stderr))
+        : // Upstream text in a log line (a title, an error message) must not drive an operator's terminal.
+          process.stderr.isTTY
+          ? terminalJsonLine(line)
+          : line;
+    if (logFormat() === 'json') notedJsonLine();
+    if (this.#diverted) this.#diverted(out);
     else {
       this.#stderr ??= loadPino().destination({ dest: 2, sync: true });
-      // Upstream text in a log line (a title, an error message) must not drive an operator's terminal.
-      this.#stderr.write(process.stderr.isTTY ? terminalJsonLine(line) : line);
+      this.#stderr.write(out);
     }
   }
 }

@@ -5,7 +5,7 @@
  * (see src/errors.ts); only bugs print a stack trace.
  */
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { ExitCode } from '../errors.js';
 import { exitCodeOf, reportError } from './action.js';
 import { register as backfill } from './commands/backfill.js';
@@ -24,7 +24,28 @@ import { register as simulate } from './commands/simulate.js';
 import { register as spend } from './commands/spend.js';
 import { register as status } from './commands/status.js';
 import { register as unblock } from './commands/unblock.js';
-import { logLevel } from './log-level.js';
+import { chooseLogFormat, logLevel } from './log-level.js';
+import { outputWidth } from './render/format.js';
+
+/** Fewer columns than this beside a term, and its description goes on the lines under it. */
+const MIN_DESCRIPTION = 32;
+
+/**
+ * Help within the terminal's width (COLUMNS, else 100 off a terminal), at every level: a
+ * description wraps at a word beside its term, or under it when the terms leave it too little room.
+ */
+function helpWithin(width: number): Partial<Help> {
+  return {
+    helpWidth: width,
+    minWidthToWrap: MIN_DESCRIPTION,
+    formatItem(this: Help, term, termWidth, description, helper) {
+      if (!description || width - termWidth - 4 >= MIN_DESCRIPTION)
+        return Help.prototype.formatItem.call(this, term, termWidth, description, helper);
+      const under = helper.boxWrap(description, width - 6).replace(/\n/g, '\n      ');
+      return `  ${term}\n      ${under}`;
+    },
+  };
+}
 
 /** The package's version (package.json is two levels up from src/cli and from dist/cli). */
 export function packageVersion(): string {
@@ -55,10 +76,17 @@ export function buildProgram(argv?: readonly string[]): Command {
         ),
     })
     .exitOverride()
+    .configureHelp(helpWithin(outputWidth()))
     // Before any command does anything (opens a store, starts a server): a bad LOG_LEVEL is a
     // configuration error, not a crash halfway through.
-    .hook('preAction', () => {
+    .hook('preAction', (_program, command) => {
       logLevel();
+      chooseLogFormat(
+        command.opts()['json'] === true,
+        process.env,
+        process.stderr.isTTY === true,
+        command.name(),
+      );
     });
   const name = argv?.[2];
   const one = name !== undefined && name !== 'completion' && Object.hasOwn(COMMANDS, name);

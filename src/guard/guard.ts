@@ -9,6 +9,7 @@
  *   that a daily quota is used up (403 quotaExceeded, or a 429 naming a per-day limit) although the
  *   ledger allowed the call.
  */
+import { hostname, userInfo } from 'node:os';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { nextMidnight } from '../calendar-day.js';
 import { bucketOf } from '../config/lookups.js';
@@ -135,6 +136,8 @@ export class Guard {
     stops: 0,
     unsettled: 0,
   };
+  /** Per ledger key, the end of the block this guard last logged (one line per block). */
+  readonly #blocksLogged = new Map<string, number>();
   readonly #settler: Settler<SpendOutcome>;
   readonly #reporting: ReportDeps;
   readonly #storeDown: StoreDownDeps;
@@ -362,16 +365,21 @@ export class Guard {
     };
   }
 
-  /** Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged, not thrown. */
-  async refund(outcome: SpendOutcome): Promise<void> {
+  /**
+   * Take back an allowed spend (a no-op for fail-open and denied ones). A store outage is logged,
+   * not thrown. Resolves true when units were taken back now or will be once the store answers;
+   * false when there was nothing to take back (denied, refunded before, aged out) or it was lost.
+   */
+  async refund(outcome: SpendOutcome): Promise<boolean> {
     if (outcome.unsettled) this.#settler.refundInstead(outcome.unsettled.id);
     const d = outcome.decision;
-    if (!d?.allowed) return;
+    if (!d?.allowed) return outcome.unsettled !== undefined;
     try {
       // Refunded before (a report sent twice) or pruned: nothing to count.
-      if (!(await this.ledger.refund(d))) return;
+      if (!(await this.ledger.refund(d))) return false;
       this.#stats.refunds++;
       this.#emit({ type: 'refund', outcome });
+      return true;
     } catch (e) {
       if (!isStoreDown(e)) throw e;
       const what = {
@@ -388,12 +396,13 @@ export class Guard {
           outcome,
         );
         this.#logger.warn(what, 'ledger store unavailable: refund retried when the store answers');
-        return;
+        return true;
       }
       this.#logger.warn(
         what,
         'ledger store unavailable: refund lost (the units stay spent until they age out)',
       );
+      return false;
     }
   }
 
@@ -415,10 +424,14 @@ export class Guard {
     await this.ledger.block(key, until, reason);
     this.#stats.blocks++;
     this.#emit({ type: 'block', credential: credential.id, bucket: bucket.id, key, until, reason });
-    this.#logger.warn(
-      { credential: credential.id, bucket: bucket.id, until: iso(until), reason },
-      'bucket blocked',
-    );
+    // One line per block: the requests in flight when the quota ran out (eight regions at once)
+    // each meet it and block again until the same moment; those are debug lines.
+    const fields = { credential: credential.id, bucket: bucket.id, until: iso(until), reason };
+    if ((this.#blocksLogged.get(key) ?? 0) >= until) this.#logger.debug?.(fields, 'bucket blocked again');
+    else {
+      this.#blocksLogged.set(key, until);
+      this.#logger.warn(fields, 'bucket blocked');
+    }
     return { key, until };
   }
 
@@ -441,16 +454,20 @@ export class Guard {
       ...(before.blockedUntil !== undefined ? { blockedUntil: before.blockedUntil } : {}),
       ...(before.blockedReason !== undefined ? { reason: before.blockedReason } : {}),
     };
-    this.#logger.warn(
-      {
-        credential: credential.id,
-        bucket: bucket.id,
-        by,
-        wasBlockedUntil: before.blockedUntil !== undefined ? iso(before.blockedUntil) : null,
-        reason: before.blockedReason ?? null,
-      },
-      before.blockedUntil !== undefined ? 'bucket unblocked' : 'bucket unblocked (it was not blocked)',
-    );
+    this.#blocksLogged.delete(key);
+    const fields = {
+      credential: credential.id,
+      bucket: bucket.id,
+      by,
+      ...whoAmI(),
+      lifted: before.blockedUntil !== undefined,
+      wasBlockedUntil: before.blockedUntil !== undefined ? iso(before.blockedUntil) : null,
+      reason: before.blockedReason ?? null,
+    };
+    // Lifting a block is worth a warning (every host spends the bucket again); a bucket that was
+    // not blocked is a line of its own, not a warning.
+    if (before.blockedUntil !== undefined) this.#logger.warn(fields, 'bucket unblocked');
+    else this.#logger.info(fields, 'nothing to unblock: the bucket was not blocked');
     return lifted;
   }
 
@@ -529,4 +546,16 @@ export class Guard {
 
 export function createGuard(opts: GuardOptions): Guard {
   return new Guard(opts);
+}
+
+/** Who runs this process, for a line that changes what every host may spend: user and host. */
+function whoAmI(): { user: string; host: string } {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for the uid (a container): the environment's name, else the uid.
+    user = process.env['USER'] ?? process.env['LOGNAME'] ?? String(process.getuid?.() ?? '?');
+  }
+  return { user, host: hostname() };
 }

@@ -10,11 +10,14 @@
  * `Guard.call` goes through the same code when its request throws a quota error, so a custom client,
  * the guarded `fetch` and the YouTube client end alike.
  */
+
+import { hostname } from 'node:os';
 import { bucketOf } from '../config/lookups.js';
 import type { Config } from '../config/types.js';
 import { InvalidArgumentError, isQuotaGuardError } from '../errors.js';
 import type { UpstreamError, UpstreamQuota } from '../outcome/errors.js';
 import { bucketOfUpstreamQuota } from '../profiles/profile.js';
+import { siteOf } from './tags.js';
 import type { GuardLogger, SpendOutcome, Stop, StopReason } from './types.js';
 
 /** What a caller says became of the call it spent for. */
@@ -38,7 +41,11 @@ export type ReportResult =
   | { kind: 'sent'; ok: true }
   | {
       kind: 'never-sent';
-      ok: true /** false when there was nothing to take back (a denied or fail-open spend). */;
+      ok: true;
+      /**
+       * False when there was nothing to take back: a denied or fail-open spend, or one refunded
+       * before (a report sent twice) or aged out of its window.
+       */
       refunded: boolean;
     }
   | {
@@ -59,7 +66,8 @@ export interface ReportDeps {
   now(): number;
   nextReset(timeZone: string, nowMs: number): number;
   block(credential: string, bucket: string, reason: string, until: number): Promise<unknown>;
-  refund(spent: SpendOutcome): Promise<void>;
+  /** True when units were (or will be, once the store answers) taken back. */
+  refund(spent: SpendOutcome): Promise<boolean>;
   stopOf(reason: StopReason, o: SpendOutcome, error?: UpstreamError, retryAfterMs?: number): Stop;
   /** Counts, logs and emits a stop. */
   stop(stop: Stop): Stop;
@@ -94,7 +102,12 @@ export async function blockExhausted(deps: ReportDeps, spent: SpendOutcome, ex: 
   const bucket = named !== undefined && credential.buckets[named] !== undefined ? named : spent.bucket;
   const what = ex.reason ?? ex.error?.reason ?? 'quotaExceeded';
   const limit = quota?.limit ?? quota?.metric;
-  const reason = `upstream answered ${what}${limit ? ` (${limit})` : ''} to ${spent.method ?? spent.bucket} at ${iso(now)} although the ledger allowed it`;
+  // Who met it, for the operator who must find the other spender: the spend's site (the job, or
+  // the decision API's token name) and this host, unless the reason names its reporter already.
+  const who = /\breported by\b/.test(what)
+    ? ''
+    : `; reported by ${siteOf(spent.tag) || 'a caller'} on ${hostname()}`;
+  const reason = `upstream answered ${what}${limit ? ` (${limit})` : ''} to ${spent.method ?? spent.bucket} at ${iso(now)} although the ledger allowed it${who}`;
   try {
     await deps.block(credential.id, bucket, reason, until);
   } catch (e) {
@@ -139,8 +152,7 @@ export async function reportOutcome(
     case 'sent':
       return { kind: 'sent', ok: true };
     case 'never-sent': {
-      const refunded = spent.decision?.allowed === true || spent.unsettled !== undefined;
-      await deps.refund(spent);
+      const refunded = await deps.refund(spent);
       return { kind: 'never-sent', ok: true, refunded };
     }
     case 'exhausted': {

@@ -20,6 +20,7 @@ import { scheduledNeed } from '../youtube/cron-runs.js';
 import { regionFreshness } from '../youtube/freshness.js';
 import type { JobResult } from '../youtube/job-library/types.js';
 import { regionOfJob } from '../youtube/job-names.js';
+import { youtubeConfigured } from '../youtube/trending-spend.js';
 
 export const METRIC_PREFIX = 'quota_guard_';
 
@@ -217,7 +218,13 @@ export class Metrics {
         for (const m of [this.failOpen, this.failOpenUnits, this.blocks, this.refunds]) m.inc(labels, 0);
       }
     }
-    for (const job of JOBS) {
+    // The application's jobs and cache, where the config runs them: a config for another API has
+    // neither (an unlabelled gauge would otherwise be served as 0).
+    const app = youtubeConfigured(config);
+    if (!app)
+      for (const name of ['cache_videos', 'cache_bytes'])
+        this.registry.removeSingleMetric(`${METRIC_PREFIX}${name}`);
+    for (const job of app ? JOBS : []) {
       for (const outcome of JOB_OUTCOMES) this.jobRuns.inc({ job, outcome }, 0);
       this.jobUnits.inc({ job }, 0);
       this.skipped.inc({ job }, 0);
@@ -324,7 +331,15 @@ export class Metrics {
           for (const [tier, units] of Object.entries(b.unitsLeft))
             this.unitsRemaining.set({ ...labels, tier }, units);
         }
-      this.storeUp.set(report ? 1 : 0);
+      // Up means the store answered: a report that failed for another reason (a config this process
+      // cannot plan with) must not read as a store that is down, which an alert pages for.
+      const up =
+        report !== undefined ||
+        (await s.ledger.ping().then(
+          () => true,
+          () => false,
+        ));
+      this.storeUp.set(up ? 1 : 0);
     }
     if (s.history) await this.#refreshHistory(s.config, s.history);
     if (s.cache) {
@@ -342,8 +357,10 @@ export class Metrics {
   /** Region freshness and the runs every host recorded, from the store (absent when it does not answer). */
   async #refreshHistory(config: Config, history: RunHistory): Promise<void> {
     const credentials = config.credentials.map((c) => c.id);
+    // Regions and the application's jobs only where the config runs the application.
+    const app = youtubeConfigured(config);
     const [freshness, totals] = await Promise.all([
-      regionFreshness(config, history, Date.now()).catch(() => undefined),
+      app ? regionFreshness(config, history, Date.now()).catch(() => undefined) : { regions: [] },
       history.totals(credentials).catch(() => undefined),
     ]);
     this.regionLastSuccess.reset();
@@ -356,7 +373,7 @@ export class Metrics {
     this.recordedUnits.reset();
     if (totals) {
       for (const credential of credentials)
-        for (const job of JOBS) {
+        for (const job of app ? JOBS : []) {
           this.recordedUnits.inc({ credential, job }, 0);
           for (const outcome of JOB_OUTCOMES) this.recordedRuns.inc({ credential, job, outcome }, 0);
         }

@@ -8,7 +8,12 @@
  *   one for now, against the quota, the reserve (above quota − reserve) and a pacing line: the
  *   guard's line for the backfill where it paces it over the upstream day (with what the backfill
  *   spent today), else an even pace from 0 at the window's start to quota − reserve at its end.
- * - Every region's last successful fetch (stale ones flagged), blocks, and the last runs.
+ * - At the top, the summary (src/metrics/summary.ts): the worst thing now in one line, with the
+ *   command that acts on it; a blocked bucket's card says until when, why, who reported it and the
+ *   command too.
+ * - Every region's last successful fetch (stale ones say since when and why, the last run's whole
+ *   reason folded under it), blocks, and the last runs (a long reason opens with a tap: nothing is
+ *   said on hover only). Regions only where the config runs the YouTube application.
  */
 
 import { startOfDay } from '../calendar-day.js';
@@ -21,6 +26,8 @@ import { luxon } from '../time-libs.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import { type RegionFreshness, regionFreshness } from '../youtube/freshness.js';
 import { backfillMethod } from '../youtube/job-library/backfill.js';
+import { youtubeConfigured } from '../youtube/trending-spend.js';
+import { type SummaryLine, summaryLines, unblockCommand } from './summary.js';
 
 export interface StatusPageData {
   report: StatusReport;
@@ -33,6 +40,16 @@ export interface StatusPageData {
   refreshSeconds?: number;
   /** The guard's backfill pacing line per `credential/bucket`, where the guard paces the backfill. */
   pacing?: Record<string, PacingLine>;
+  /**
+   * Whether the config runs the YouTube application (`youtubeConfigured`): its regions and its runs'
+   * videos are shown only then (default true).
+   */
+  application?: boolean;
+  /**
+   * Lines for the summary at the top from other parts of the program (entries recorded late, drift
+   * from the upstream's count), placed among its own by severity.
+   */
+  notices?: SummaryLine[];
 }
 
 /** The guard's pacing line of the backfill on a credential's bucket (Guard.pacingLine). */
@@ -52,8 +69,9 @@ export async function statusPageData(
   const report = await quotaStatus(config, ledger, { scheduledNeed: scheduledNeed(config) });
   const now = Date.parse(report.at);
   const { pacing, ...rest } = options;
-  const data: StatusPageData = { report, runs: [], ...rest };
-  if (pacing) {
+  const application = youtubeConfigured(config);
+  const data: StatusPageData = { report, runs: [], application, ...rest };
+  if (pacing && application) {
     // The line is the backfill's: drawn on the bucket the backfill spends.
     data.pacing = {};
     for (const c of config.credentials) {
@@ -68,7 +86,7 @@ export async function statusPageData(
     ...report.credentials.flatMap((c) => c.buckets.map((b) => windowOf(b, c.timeZone, now)[0])),
   );
   try {
-    data.freshness = await regionFreshness(config, history, now);
+    if (application) data.freshness = await regionFreshness(config, history, now);
     data.runs = await history.list({
       credentials: report.credentials.map((c) => c.id),
       since: Number.isFinite(since) ? since : now - 86_400_000,
@@ -282,12 +300,19 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.why{white-space:
 .region b{font-size:15px}.blocked{border-color:var(--bad)}footer{margin:24px 0 8px;font-size:12px;color:var(--muted)}
 .frees b{font-variant-numeric:tabular-nums}.region .why{font-size:13px;margin-top:2px;overflow-wrap:anywhere}
 td.until{white-space:normal;min-width:9em}table.blocks td.why{overflow-wrap:anywhere}
-.clip{display:block;max-width:26em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}table.runs td.why{min-width:0}.unit{display:none}
+table.runs td.why{min-width:0;white-space:normal;max-width:26em}.unit{display:none}
+details summary{cursor:pointer;color:var(--fg)}details[open] summary{margin-bottom:2px}
+table.runs details:not([open]) summary{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.summary{border-radius:10px;padding:10px 14px;margin:6px 0 12px;border:1px solid var(--line);background:var(--card)}
+.summary.bad{border-color:var(--bad);background:var(--badbg)}.summary.ok{border-color:var(--ok);background:var(--okbg)}
+.summary .headline{margin:0;font-weight:600}.summary ul{margin:6px 0 0;padding-left:18px}.summary li{margin:2px 0}
+code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}.cmd{white-space:normal}
+.blockinfo{font-size:14px;margin:4px 0 8px;padding:6px 10px;border-left:3px solid var(--bad);overflow-wrap:anywhere}
 @media (max-width:560px){main{padding:10px}th,td{padding:4px 6px}
 table.stack,table.stack tbody{display:block;width:100%}table.stack thead{display:none}table.stack tr{display:block;padding:6px 0;border-bottom:1px solid var(--line)}
 table.stack td{display:inline;border:0;padding:0 6px 0 0;white-space:normal}
 table.stack td.why{display:block;min-width:0;max-width:none}table.blocks td{display:block}
-table.runs td.why{font-size:13px}.clip{max-width:none}.unit{display:inline}}
+table.runs td.why{font-size:13px;max-width:none}.unit{display:inline}}
 `;
 
 /** The amount the free-up figure is about, as `status`'s `next 100`. */
@@ -327,13 +352,70 @@ function staleReason(
         last.reason.includes('blocked')
       )
         return `${esc(last.outcome)} ${when}: ${esc(b.id)} blocked, lifts in ${ago(Date.parse(b.blockedUntil) - nowMs)} <span class="muted">(Blocks)</span>`;
-  return `${esc(last.outcome)} ${when}: <span title="${esc(last.reason ?? '')}">${esc(firstLine(last.reason ?? 'no reason recorded'))}</span>`;
+  return `${esc(last.outcome)} ${when}: ${esc(firstLine(last.reason ?? 'no reason recorded'))}`;
 }
 
 /** The first sentence or 90 characters of a reason, whichever is shorter. */
 function firstLine(s: string): string {
   const cut = (s.split(/(?<=[.;])\s/)[0] ?? s).replace(/[.;]$/, '');
   return [...cut].length <= 90 ? cut : `${[...cut].slice(0, 89).join('')}…`;
+}
+
+const plural = (n: number, one: string): string => (n === 1 ? one : `${one}s`);
+
+/** A reason in full: short ones as they are, a long one as its first line that a tap opens. */
+function tapToRead(reason: string): string {
+  const line = firstLine(reason);
+  if (line === reason.replace(/[.;]$/, '')) return esc(reason);
+  return `<details><summary>${esc(line)}</summary>${esc(reason)}</details>`;
+}
+
+/** The summary at the top: the worst thing now in one line, then the rest, each with its command. */
+function summary(d: StatusPageData, nowMs: number, local: string): string {
+  const lines = summaryLines(
+    {
+      report: d.report,
+      ...(d.freshness ? { freshness: d.freshness } : {}),
+      runs: d.runs,
+      ...(d.notices ? { notices: d.notices } : {}),
+    },
+    {
+      until: (ms, zone) => `${clock(ms, zone, true)} (in ${ago(ms - nowMs)})`,
+      at: (ms) => clock(ms, local, true),
+    },
+  );
+  const item = (l: SummaryLine) =>
+    `${esc(l.text)}${l.command ? ` <span class="cmd">— <code>${esc(l.command)}</code></span>` : ''}`;
+  const [head, ...rest] = lines;
+  return `<section class="summary ${head!.severity}" data-severity="${head!.severity}"><p class="headline">${item(head!)}</p>${
+    rest.length ? `<ul>${rest.map((l) => `<li class="${l.severity}">${item(l)}</li>`).join('')}</ul>` : ''
+  }</section>`;
+}
+
+/** On a blocked bucket's card: until when, why and who reported it, and the command that lifts it. */
+function blockInfo(credential: string, b: BucketStatus, zone: string, local: string, nowMs: number): string {
+  const until = Date.parse(b.blockedUntil!);
+  return `<div class="blockinfo"><b>Blocked until ${clock(until, zone, true)}</b> (in ${ago(until - nowMs)}${local !== zone ? ` · ${clock(until, local, true)} here` : ''})<br>${esc(
+    b.blockedReason ?? 'no reason recorded',
+  )}<br>Once the upstream has the quota back: <code>${esc(unblockCommand(credential, b.id))}</code></div>`;
+}
+
+/** A stale region's card: since when, why in a line, and its last run's whole reason a tap away. */
+function staleCard(
+  r: RegionFreshness,
+  staleAfterMs: number,
+  runs: readonly RunSummary[],
+  report: StatusReport,
+  nowMs: number,
+  local: string,
+): string {
+  const since =
+    r.lastSuccessAt === null ? '' : `stale since ${clock(r.lastSuccessAt + staleAfterMs, local)} · `;
+  const last = runs.find((x) => x.labels.region === r.region);
+  const full = last?.reason
+    ? `<details><summary>last run's reason</summary>${esc(last.reason)}</details>`
+    : '';
+  return `<div class="why">${since}${staleReason(r.region, runs, report, nowMs)}${full}</div>`;
 }
 
 function outcomeBadge(outcome: string): string {
@@ -351,6 +433,7 @@ export function renderStatusPage(d: StatusPageData): string {
   body.push(
     '<header><h1>quota-guard</h1>',
     `<span class="muted">${esc(report.store)} ledger · ${clock(now, first)}${local !== first ? ` · ${clock(now, local)} here` : ''}</span></header>`,
+    summary(d, now, local),
   );
   const blocks: string[] = [];
   for (const c of report.credentials) {
@@ -366,7 +449,7 @@ export function renderStatusPage(d: StatusPageData): string {
         `<b>${num(b.spendable[t])}</b>${b.spendableLimitedBy[t] ? ` <span class="muted">(${esc(b.spendableLimitedBy[t]!)})</span>` : ''}`;
       if (b.blockedUntil)
         blocks.push(
-          `<tr><td>${esc(c.id)} / ${esc(b.id)}</td><td class="until"><b>in ${ago(Date.parse(b.blockedUntil) - now)}</b> · ${clock(Date.parse(b.blockedUntil), c.timeZone, true)}${local !== c.timeZone ? `<br><span class="muted">${clock(Date.parse(b.blockedUntil), local, true)} here</span>` : ''}</td><td class="why">${esc(b.blockedReason ?? '')}</td></tr>`,
+          `<tr><td>${esc(c.id)} / ${esc(b.id)}</td><td class="until"><b>in ${ago(Date.parse(b.blockedUntil) - now)}</b> · ${clock(Date.parse(b.blockedUntil), c.timeZone, true)}${local !== c.timeZone ? `<br><span class="muted">${clock(Date.parse(b.blockedUntil), local, true)} here</span>` : ''}</td><td class="why">${esc(b.blockedReason ?? '')}<br><code>${esc(unblockCommand(c.id, b.id))}</code></td></tr>`,
         );
       const window =
         b.window === 'upstream-day'
@@ -378,6 +461,7 @@ export function renderStatusPage(d: StatusPageData): string {
         `<div class="figs"><span>used <b>${num(b.used)}</b> of ${num(b.quota)}</span><span>reserve <b>${num(b.reserve)}</b></span>`,
         `<span>left: scheduled ${held('scheduled')}</span><span>backfill ${held('backfill')}</span><span>manual ${held('manual')}</span>`,
         `<span class="frees" data-frees-in="${b.spendableInMs[NEXT] ?? ''}">next ${NEXT}: ${freesUp(b, c.timeZone, local, now)}</span></div>`,
+        b.blockedUntil ? blockInfo(c.id, b, c.timeZone, local, now) : '',
         chart(b, points, c.timeZone, start, end, guardLine),
         '<div class="legend"><span><i style="color:var(--used)"></i>used (a point per run)</span>',
         '<span><i style="color:var(--quota);border-top-style:dashed"></i>quota</span>',
@@ -396,7 +480,7 @@ export function renderStatusPage(d: StatusPageData): string {
       `<h2>Regions <span class="muted">· trending every ${ago(f.periodMs)}, stale after ${ago(f.staleAfterMs)}</span></h2><div class="regions">`,
       ...f.regions.map(
         (r) =>
-          `<div class="region" data-region="${esc(r.region)}" data-stale="${r.stale}"><b>${esc(r.region)}</b> <span class="badge ${r.stale ? 'bad' : 'ok'}">${r.stale ? 'stale' : 'fresh'}</span><br><span class="muted">${r.lastSuccessAt === null ? 'never fetched' : `${ago(r.ageMs ?? 0)} ago · ${clock(r.lastSuccessAt, local)}`}</span>${r.stale ? `<div class="why">${staleReason(r.region, d.runs, report, now)}</div>` : ''}</div>`,
+          `<div class="region" data-region="${esc(r.region)}" data-stale="${r.stale}"><b>${esc(r.region)}</b> <span class="badge ${r.stale ? 'bad' : 'ok'}">${r.stale ? 'stale' : 'fresh'}</span><br><span class="muted">${r.lastSuccessAt === null ? 'never fetched' : `${ago(r.ageMs ?? 0)} ago · ${clock(r.lastSuccessAt, local)}`}</span>${r.stale ? staleCard(r, f.staleAfterMs, d.runs, report, now, local) : ''}</div>`,
       ),
       '</div>',
     );
@@ -408,16 +492,20 @@ export function renderStatusPage(d: StatusPageData): string {
       : '<p class="muted">No bucket is blocked.</p>',
   );
   const last = d.runs.slice(0, LAST_RUNS);
+  // What a run counted: the application's videos, or a job of one's own's items.
+  const items = d.application === false ? 'items' : 'videos';
   body.push(
     '<h2>Last runs</h2>',
     last.length
-      ? `<div class="card"><table class="runs stack"><thead><tr><th>ended</th><th>job</th><th>outcome</th><th class="n">pages</th><th class="n">units</th><th class="n">videos</th><th>why</th></tr></thead><tbody>${last
+      ? `<div class="card"><table class="runs stack"><thead><tr><th>ended</th><th>job</th><th>outcome</th><th class="n">pages</th><th class="n">units</th><th class="n">${items}</th><th>why</th></tr></thead><tbody>${last
           .map(
             (r, i) =>
-              `<tr><td>${clock(r.finishedAt, local)}</td><td>${esc(r.job)}${r.client !== undefined ? ` <span class="muted">by ${esc(r.client)}</span>` : ''}</td><td>${outcomeBadge(r.outcome)}</td><td class="n">${num(r.pages)} <span class="unit">pages</span></td><td class="n">${num(r.units)} <span class="unit">units</span></td><td class="n">${num(r.items)} <span class="unit">videos</span></td><td class="why muted"><span class="clip"${r.reason ? ` title="${esc(r.reason)}"` : ''}>${
+              `<tr><td>${clock(r.finishedAt, local)}</td><td>${esc(r.job)}${r.client !== undefined ? ` <span class="muted">by ${esc(r.client)}</span>` : ''}</td><td>${outcomeBadge(r.outcome)}</td><td class="n">${num(r.pages)} <span class="unit">${plural(r.pages, 'page')}</span></td><td class="n">${num(r.units)} <span class="unit">${plural(r.units, 'unit')}</span></td><td class="n">${num(r.items)} <span class="unit">${plural(r.items, items.slice(0, -1))}</span></td><td class="why muted">${
                 // A reason the run above gave too (every region stopped by the same block) is said once.
-                r.reason && i > 0 && last[i - 1]!.reason === r.reason ? 'same as above' : esc(r.reason ?? '')
-              }</span></td></tr>`,
+                r.reason && i > 0 && last[i - 1]!.reason === r.reason
+                  ? 'same as above'
+                  : tapToRead(r.reason ?? '')
+              }</td></tr>`,
           )
           .join('')}</tbody></table></div>`
       : '<p class="muted">No runs recorded yet.</p>',

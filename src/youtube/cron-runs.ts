@@ -15,7 +15,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { luxon, nodeCron } from '../time-libs.js';
 import { youtubeConfig } from './config/resolver.js';
 import type { YouTubeConfig } from './config/types.js';
-import { trendingMethod, trendingUnits } from './trending-spend.js';
+import { trendingMethod, trendingUnits, youtubeConfigured } from './trending-spend.js';
 
 const DAY_MS = 86_400_000;
 /** Runs enumerated for one schedule at most (a schedule every second over 8 days is 691,200). */
@@ -194,7 +194,8 @@ export function trendingRuns(
 /**
  * What the schedules of a config run over an upstream day, as the guard's pacing takes it
  * (`ScheduledNeed`, src/guard/pacing.ts): the trending runs of the jobs' credential (the first)
- * on the bucket of `videos.list`, and the backfill's run starts.
+ * on the bucket of `videos.list`, and the backfill's run starts. Nothing is scheduled for a config
+ * that does not run the application (`youtubeConfigured`).
  */
 export function scheduledNeed(
   config: Config,
@@ -203,6 +204,7 @@ export function scheduledNeed(
   start: number,
   end: number,
 ) => { scheduled: Map<string, Spend[]>; backfill: number[] } {
+  if (!youtubeConfigured(config)) return () => ({ scheduled: new Map(), backfill: [] });
   const yt = youtubeConfig(config);
   return (credential, start, end) => {
     const scheduled = new Map<string, Spend[]>();

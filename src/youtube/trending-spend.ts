@@ -5,12 +5,23 @@
  */
 
 import { methodOf } from '../config/lookups.js';
-import type { CredentialConfig } from '../config/types.js';
+import type { Config, CredentialConfig } from '../config/types.js';
 import type { MethodSpec } from '../profiles/profile.js';
 import type { YouTubeConfig } from './config/types.js';
 
 /** The method every trending page is fetched with. */
 export const TRENDING_METHOD = 'videos.list';
+
+/**
+ * Whether the config runs the YouTube application: its jobs' credential (the first) has a profile
+ * that knows the trending method. A config for another API (a Drive profile, a 60-per-minute
+ * profile of one's own) does not, and the tools then show the core's parts only: no regions, no
+ * freshness, no trending or backfill schedule. The one place that asks.
+ */
+export function youtubeConfigured(config: Config): boolean {
+  const jobs = config.credentials[0];
+  return jobs !== undefined && Object.hasOwn(jobs.methods, TRENDING_METHOD);
+}
 
 /** Charts one run of `region` fetches: one per configured category, else the whole chart. */
 export function chartsOf(config: YouTubeConfig, region: string): number {

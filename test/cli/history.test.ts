@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { renderHistory } from '../../src/cli/render/history.js';
 import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { configFile } from '../e2e/helpers.js';
 import { secretKey, tmpPath } from '../job-library/helpers.js';
@@ -93,5 +94,32 @@ describe('history', () => {
     const region = await cli('history', '--region', 'ZZ', '--config', file);
     expect(region.code).not.toBe(0);
     expectOneLine(region.stderr, /ZZ/);
+  });
+});
+
+describe('history in print', () => {
+  it('says a reason the run above gave once: "same as above" under it', () => {
+    const reason = `stopped: default/units is blocked until 2026-11-24T08:00:00.000Z (${'upstream answered quotaExceeded to videos.list although the ledger allowed it; '.repeat(2)}); resume in 12h 42m`;
+    const runs = Array.from({ length: 15 }, (_, i) => ({
+      credential: 'default',
+      job: `trending:R${i}`,
+      labels: {},
+      startedAt: 1_795_000_000_000 - i * 60_000,
+      finishedAt: 1_795_000_000_000 - i * 60_000 + 1_000,
+      outcome: 'stopped' as const,
+      pages: 0,
+      units: 0,
+      items: 0,
+      reason,
+      used: {},
+    }));
+    const text = renderHistory(runs, false, 80);
+    expect(text.split(reason.slice(0, 40)).length - 1).toBe(1);
+    expect(text.match(/same as above/g)).toHaveLength(14);
+    // 15 rows, the reason once under the first, a header and a footer: not a block under every run.
+    expect(text.trimEnd().split('\n').length).toBeLessThan(15 + 8);
+    for (const l of text.trimEnd().split('\n')) expect([...l].length).toBeLessThanOrEqual(80);
+    // A job of one's own counts items, not videos.
+    expect(renderHistory(runs.slice(0, 1), false, 100, 'items')).toMatch(/^started .* items/);
   });
 });

@@ -2,7 +2,9 @@
  * The small commands an operator reaches for: `--version`, `unblock`, and `search` with a word to
  * exclude.
  */
+
 import { readFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createGuard } from '../../src/guard/guard.js';
 import { openLedger } from '../../src/ledger/index.js';
@@ -100,10 +102,30 @@ describe('unblock', () => {
         credential: 'default',
         bucket: 'units',
         by: 'cli',
+        user: userInfo().username,
+        host: hostname(),
+        lifted: true,
         wasBlockedUntil: new Date(until).toISOString(),
         reason: 'logged block',
+        level: 40,
       }),
     );
+    // Once more: nothing to lift, said as such and not as a warning.
+    const noop = await runChild(['unblock', 'default', 'units', '--config', cfg], { LOG_LEVEL: 'info' });
+    expect(noop.code).toBe(0);
+    const again = noop.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(again).toEqual([
+      expect.objectContaining({
+        msg: 'nothing to unblock: the bucket was not blocked',
+        lifted: false,
+        user: userInfo().username,
+        host: hostname(),
+        level: 30,
+      }),
+    ]);
   });
 
   it('an unknown bucket or credential: one line, exit 78', async () => {

@@ -3,6 +3,8 @@
  * asked, and `--entry … --report` settles what became of an entry's call.
  */
 import { describe, expect, it } from 'vitest';
+import { ApiClient, startServe } from '../api/helpers.js';
+import { checkAnswer } from '../api/openapi.js';
 import { cli, configFile, sqliteStore } from './helpers.js';
 
 describe('spend --method and --report', () => {
@@ -41,6 +43,25 @@ describe('spend --method and --report', () => {
       code: 0,
       stdout: 'refunded: entry job-7 (1 unit of default/search.list)\n',
     });
+    // The same report again refunds nothing, and says so; a `sent` after it does not claim a charge.
+    const twice = await cli(
+      'spend',
+      'default',
+      '--entry',
+      'job-7',
+      '--report',
+      'never-sent',
+      '--config',
+      cfg,
+    );
+    expect(twice.code).toBe(0);
+    expect(twice.stdout).toMatch(
+      /^not refunded: entry job-7 \(1 unit of default\/search\.list\): nothing left/,
+    );
+    const sent = await cli('spend', 'default', '--entry', 'job-7', '--report', 'sent', '--config', cfg);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toMatch(/^sent: entry job-7 .*: nothing changed/);
+    expect(sent.stdout).not.toMatch(/charged/);
     const after = await json('--method', 'search.list');
     expect(after.d['remaining']).toBe(first.d['remaining']);
 
@@ -59,5 +80,42 @@ describe('spend --method and --report', () => {
     expect(exhausted.code).toBe(0);
     const blocked = await json('--method', 'search.list');
     expect(blocked).toMatchObject({ code: 75, d: { allowed: false, reason: 'blocked' } });
+  });
+
+  it('--json answers a spend as the decision API does (POST /v1/spend), allowed and denied', async () => {
+    const cfg = configFile(
+      `store: ${sqliteStore()}\ncredentials:\n  - id: default\n    buckets: { units: { quota: 100, reserve: 0 } }\n`,
+    );
+    const served = await startServe(cfg);
+    const api = new ApiClient(served.url);
+    try {
+      for (const cost of [30, 90]) {
+        const viaApi = (await api.spend({ credential: 'default', bucket: 'units', cost })).body as Record<
+          string,
+          unknown
+        >;
+        const r = await cli(
+          'spend',
+          'default',
+          '--bucket',
+          'units',
+          '--cost',
+          String(cost),
+          '--json',
+          '--config',
+          cfg,
+        );
+        const viaCli = JSON.parse(r.stdout) as Record<string, unknown>;
+        // The document's schema of a spend's answer holds for the command's too.
+        checkAnswer('POST', '/v1/spend', 200, viaCli);
+        expect(Object.keys(viaCli).sort(), `cost ${cost}`).toEqual(Object.keys(viaApi).sort());
+        for (const k of ['allowed', 'reason', 'credential', 'bucket', 'tier', 'cost', 'ceiling'])
+          expect(viaCli[k], k).toEqual(viaApi[k]);
+        expect(viaCli['entry']).toMatch(/^[\w-]{8,}$/);
+      }
+    } finally {
+      await api.close();
+      await served.stop();
+    }
   });
 });

@@ -42,6 +42,19 @@ const metricNames = (expr: string): string[] => [...new Set(expr.match(/\bquota_
 interface Rule {
   alert: string;
   expr: string;
+  annotations?: Record<string, string>;
+}
+
+/** The anchors of docs/operations.md's headings, as a Markdown renderer makes them. */
+function anchors(markdown: string): Set<string> {
+  return new Set(
+    [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+      m[1]!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 describe('alert rules', () => {
@@ -59,6 +72,34 @@ describe('alert rules', () => {
     for (const r of rules) expect(tested, r.alert).toContain(`alertname: ${r.alert}`);
   });
 
+  it('each say what to do: a summary, a description and a runbook section of docs/operations.md; a value rounded', () => {
+    const docs = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+    const known = anchors(docs);
+    for (const r of rules) {
+      const a = r.annotations ?? {};
+      expect(Object.keys(a).sort(), r.alert).toEqual(['description', 'runbook_url', 'summary']);
+      expect(a['description']!.length, r.alert).toBeGreaterThan(a['summary']!.length);
+      const m = /^docs\/operations\.md#([a-z0-9-]+)$/.exec(a['runbook_url']!);
+      expect(m, `${r.alert}: ${a['runbook_url']}`).not.toBeNull();
+      expect(known, `${r.alert}: #${m![1]} is no heading of docs/operations.md`).toContain(m![1]);
+      // The section is the alert's own: its heading names it.
+      expect(m![1], r.alert).toBe(r.alert.toLowerCase());
+      // A value is printed as a whole number, never as increase()'s 2.0169…
+      for (const text of Object.values(a))
+        for (const v of text.match(/\{\{[^}]*\$value[^}]*\}\}/g) ?? [])
+          expect(v, r.alert).toMatch(/\| printf "%\.0f"/);
+    }
+    // The blocked bucket's alert gives the command that lifts the block.
+    const blocked = rules.find((r) => r.alert === 'QuotaGuardBucketBlocked');
+    expect(blocked?.annotations?.['description']).toContain(
+      'quota-guard unblock {{ $labels.credential }} {{ $labels.bucket }}',
+    );
+  });
+
+  it('name no bucket: they hold for any profile', () => {
+    for (const r of rules) expect(r.expr, r.alert).not.toMatch(/bucket\s*=/);
+  });
+
   it('query only metrics the exporter serves, and are the ones docs/operations.md lists', async () => {
     const served = await servedNames();
     const docs = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
@@ -74,8 +115,11 @@ describe('alert rules', () => {
 describe('Grafana dashboard', () => {
   interface Panel {
     id: number;
+    type: string;
     title: string;
     targets: Array<{ expr: string; refId: string }>;
+    collapsed?: boolean;
+    panels?: Panel[];
   }
   const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
     uid: string;
@@ -83,13 +127,18 @@ describe('Grafana dashboard', () => {
     templating: { list: Array<{ name: string; query: unknown }> };
   };
 
+  // A collapsed row holds its panels inside it.
+  const rows = dashboard.panels.filter((p) => p.type === 'row');
+  const panels = dashboard.panels.flatMap((p) => (p.type === 'row' ? (p.panels ?? []) : [p]));
+
   it('is valid dashboard JSON whose every query names a metric the exporter serves', async () => {
     const served = await servedNames();
     expect(dashboard.uid).toBe('quota-guard');
-    expect(dashboard.panels.length).toBeGreaterThan(8);
-    expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
+    expect(panels.length).toBeGreaterThan(8);
+    const ids = [...panels, ...rows].map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
     const queried = new Set<string>();
-    for (const p of dashboard.panels) {
+    for (const p of panels) {
       expect(p.targets.length, p.title).toBeGreaterThan(0);
       for (const t of p.targets) {
         const names = metricNames(t.expr);
@@ -104,7 +153,7 @@ describe('Grafana dashboard', () => {
       for (const name of metricNames(JSON.stringify(v.query)))
         expect(served, `$${v.name}: ${name}`).toContain(name);
     // The stale-regions panel's query is the one promtool tests (alerts.test.yml): 0, not "No data".
-    const stale = dashboard.panels.find((p) => p.title === 'Stale regions');
+    const stale = panels.find((p) => p.title === 'Stale regions');
     expect(readFileSync(ALERT_TESTS, 'utf8')).toContain(`expr: '${stale?.targets[0]?.expr}'`);
     // The state a cron-only setup relies on is on the dashboard.
     for (const name of [
@@ -114,5 +163,15 @@ describe('Grafana dashboard', () => {
       'quota_guard_recorded_job_runs_total',
     ])
       expect(queried).toContain(name);
+  });
+
+  it('keeps the regions in a folded row of their own: a config without regions sees no empty panels', () => {
+    const regional = panels.filter((p) => p.targets.some((t) => /_region_/.test(t.expr)));
+    expect(regional.length).toBeGreaterThan(0);
+    const row = rows.find((r) => r.title === 'Regions');
+    expect(row?.collapsed).toBe(true);
+    expect(row?.panels?.map((p) => p.id).sort()).toEqual(regional.map((p) => p.id).sort());
+    // Nothing else queries a bucket by name.
+    for (const p of panels) for (const t of p.targets) expect(t.expr, p.title).not.toMatch(/bucket\s*=/);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * `quota-guard backfill` on a terminal: the progress bar is drawn and every log line the run writes
- * meanwhile is printed whole, on its own line above the bar, never in the middle of it. The CLI runs
+ * meanwhile is printed whole, on its own line above the bar, never in the middle of it: a human
+ * line (the terminal's default) within the terminal's width, a JSON one (`LOG_FORMAT=json`) whole. The CLI runs
  * in a child process under a pseudo-terminal (util-linux `script`), so it sees a real TTY.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -64,7 +65,9 @@ function screen(out: string, width: number): string[] {
 }
 
 describe.skipIf(!hasScript)('backfill progress on a terminal', () => {
-  it('prints each log line whole above the bar', { timeout: 90_000 }, async () => {
+  it.each(['json', 'human'] as const)('prints each %s log line whole above the bar', {
+    timeout: 90_000,
+  }, async (format) => {
     const file = configFile({
       store: `sqlite:${tmpPath('ledger.db')}`,
       cache: { path: tmpPath('cache.db') },
@@ -88,18 +91,28 @@ describe.skipIf(!hasScript)('backfill progress on a terminal', () => {
       {
         QG_TTY_TEST_KEY: key,
         LOG_LEVEL: 'info',
+        LOG_FORMAT: format,
       },
     );
     expect(code).toBe(0);
     const lines = screen(out, COLS).filter((l) => l.trim() !== '');
-    const logs = lines.filter((l) => l.includes('"level"'));
-    const batches = logs.filter((l) => l.includes('backfill batch written'));
-    expect(batches.length).toBeGreaterThan(1);
-    // Longer than the terminal is wide, and whole.
-    expect(Math.max(...logs.map((l) => l.length))).toBeGreaterThan(COLS);
-    for (const line of logs) {
-      expect(line.startsWith('{'), line).toBe(true);
-      expect(() => JSON.parse(line), line).not.toThrow();
+    if (format === 'json') {
+      const logs = lines.filter((l) => l.includes('"level"'));
+      expect(logs.filter((l) => l.includes('backfill batch written')).length).toBeGreaterThan(1);
+      // Longer than the terminal is wide, and whole.
+      expect(Math.max(...logs.map((l) => l.length))).toBeGreaterThan(COLS);
+      for (const line of logs) {
+        expect(line.startsWith('{'), line).toBe(true);
+        expect(() => JSON.parse(line), line).not.toThrow();
+      }
+    } else {
+      expect(
+        lines.some((l) => l.includes('"level"')),
+        lines.join('\n'),
+      ).toBe(false);
+      const logs = lines.filter((l) => /^\d\d:\d\d:\d\d /.test(l));
+      expect(logs.filter((l) => /batch written/.test(l)).length, lines.join('\n')).toBeGreaterThan(1);
+      for (const line of logs) expect([...line].length, line).toBeLessThanOrEqual(COLS);
     }
     const bars = lines.filter((l) => l.startsWith('backfill ['));
     expect(bars.length).toBeGreaterThan(0);

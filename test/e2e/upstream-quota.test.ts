@@ -4,6 +4,7 @@
  * credential until the simulator's next midnight in America/Los_Angeles, every job spending it
  * stops, and the credential's other buckets go on (Redis ledger, real cache file).
  */
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { quotaStatus } from '../../src/guard/index.js';
 import { DEFAULT_REGIONS } from '../../src/youtube/defaults.js';
@@ -68,5 +69,14 @@ describe('the upstream says quotaExceeded although the ledger allowed it', () =>
     expect(buckets['videos.batchGetStats']!.blockedUntil).toBeNull();
     expect(buckets['units']!.remaining.scheduled).toBe(0);
     expect(logText(r)).not.toContain(r.key);
+
+    // One warning for the block, however many requests in flight met it; it says who reported it.
+    const blocked = r.log.lines.filter((l) => l.msg === 'bucket blocked');
+    expect(blocked.map((l) => l.level)).toEqual(['warn']);
+    expect(buckets['units']!.blockedReason).toContain(`; reported by trending on ${hostname()}`);
+    // The upstream's answers themselves are debug lines: the block's line says it.
+    expect(
+      r.log.lines.filter((l) => l.level === 'warn' && /^videos\.list: quotaExceeded/.test(l.msg)),
+    ).toEqual([]);
   });
 });

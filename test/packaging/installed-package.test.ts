@@ -11,16 +11,20 @@
  *   the demo runs, the docs' examples run as written (`node example.ts`), the interceptor's types
  *   accept the project's undici 8, and a driver npm left out is told in one line that `npm install`
  *   repairs.
+ * - The systemd units the package ships (deploy/systemd/): each one's command and working directory
+ *   against the install, distinct ports, one data directory, and the three started side by side.
  *
  * The consumer project of the first part sits beside the global install (`<prefix>/lib/consumer`),
  * so Node and TypeScript find `quota-guard` by walking up to `<prefix>/lib/node_modules`, as they do
  * from any project's own node_modules.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -30,14 +34,17 @@ import {
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/youtube/simulator/index.js';
 import { EXAMPLES, exampleConfig, exampleEnv } from '../docs/examples.js';
 import { startProcess } from '../harness/child.js';
 import { ROOT } from '../harness/imports.js';
+import { freePort } from '../harness/redis.js';
 import { type InstalledPackage, type Packaged, packageAndInstall, run } from './package.js';
 
 const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
+const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 /** The type checks do not depend on the Node that runs them: .ci/node-versions runs them on one line. */
 const checkTypes = process.env['QG_SKIP_TYPE_CHECKS'] === undefined;
@@ -228,7 +235,7 @@ describe('the CLI installed from the tarball', () => {
     });
   }
 
-  it('ships the build, the Lua scripts, the default config, the clients, the API document and the licence; no sources, no tests', () => {
+  it('ships the build, the Lua scripts, the default config, the clients, the docs, the deploy files and the licence; no sources, no tests', () => {
     const list = spawnSync('tar', ['-tzf', packaged.tarball], { encoding: 'utf8' }).stdout.split('\n');
     for (const f of [
       'LICENSE',
@@ -242,6 +249,12 @@ describe('the CLI installed from the tarball', () => {
       'clients/php/QuotaGuard.php',
       'clients/php/composer.json',
       'docs/openapi.yaml',
+      // The docs the README and CHANGELOG link to, and the units and alerts they describe.
+      'docs/operations.md',
+      'docs/img/status-390.png',
+      'deploy/systemd/quota-guard.service',
+      'deploy/prometheus/alerts.yml',
+      'deploy/grafana/quota-guard.json',
     ]) {
       expect(list, f).toContain(`package/${f}`);
     }
@@ -260,6 +273,17 @@ describe('the CLI installed from the tarball', () => {
         true,
       );
     }
+  });
+
+  it('installs with no install script of its own for npm to warn about (the build runs at pack, prepack)', () => {
+    expect(pkg.installOutput).not.toMatch(/quota-guard@[^\s]* \((prepare|install|postinstall|preinstall):/);
+    const scripts = (
+      JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    for (const s of ['prepare', 'preinstall', 'install', 'postinstall'])
+      expect(scripts, s).not.toHaveProperty(s);
   });
 
   it('is on PATH and prints the package version', () => {
@@ -286,24 +310,6 @@ describe('the CLI installed from the tarball', () => {
     };
     expect(report).toMatchObject({ store: 'sqlite', ledger: join(data, 'quota.db') });
     expect(report.credentials[0]?.buckets.find((b) => b.id === 'units')?.used).toBe(3);
-  });
-
-  it.skipIf(!hasSystemdAnalyze)('runs under the systemd units of deploy/systemd/', () => {
-    // `systemd-analyze verify` checks a unit's syntax and that its ExecStart is executable: here the
-    // bin this install put on PATH, where a server's systemd finds it in /usr/local/bin or /usr/bin.
-    const units = join(packaged.work, 'units');
-    mkdirSync(units, { recursive: true });
-    for (const unit of ['quota-guard.service', 'quota-guard-serve.service']) {
-      const text = readFileSync(join(ROOT, 'deploy/systemd', unit), 'utf8');
-      expect(text, unit).toMatch(/^ExecStart=quota-guard (run|serve) /m);
-      writeFileSync(
-        join(units, unit),
-        text.replace(/^ExecStart=quota-guard /m, `ExecStart=${join(pkg.prefix, 'bin/quota-guard')} `),
-      );
-      const r = spawnSync('systemd-analyze', ['verify', join(units, unit)], { encoding: 'utf8' });
-      expect(`${r.stdout}${r.stderr}`, unit).toBe('');
-      expect(r.status, unit).toBe(0);
-    }
   });
 
   it('runs the demo end to end: simulator, SQLite ledger and cache, the jobs, status and search', () => {
@@ -491,6 +497,181 @@ console.log(JSON.stringify(addons.filter((f) => f.includes('/better-sqlite3-')))
     expect(again.stderr).toBe('');
     expect(again.status).toBe(0);
   }, 300_000);
+});
+
+describe('the systemd units, as the install ships them', () => {
+  /** A unit file's settings: each key's values in order, continuation lines joined. */
+  function unitFile(text: string): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const line of text.replace(/\\\n\s*/g, ' ').split('\n')) {
+      const m = /^([A-Za-z]+)=(.*)$/.exec(line);
+      if (m) out.set(m[1]!, [...(out.get(m[1]!) ?? []), m[2]!]);
+    }
+    return out;
+  }
+  const one = (u: Map<string, string[]>, key: string) => u.get(key)?.at(-1);
+
+  let units: Array<{ name: string; u: Map<string, string[]> }>;
+  let etc: string;
+  let state: string;
+  /** A unit's path on the server, as this scratch install has it. */
+  const local = (p: string) =>
+    p.replaceAll('/etc/quota-guard', etc).replaceAll('/var/lib/quota-guard', state);
+
+  beforeAll(() => {
+    const dir = join(pkg.dir, 'deploy/systemd');
+    units = readdirSync(dir)
+      .filter((f) => f.endsWith('.service'))
+      .map((name) => ({ name, u: unitFile(readFileSync(join(dir, name), 'utf8')) }));
+    etc = mkdtempSync(join(packaged.work, 'etc-'));
+    // What StateDirectory=quota-guard makes before ExecStart: the data directory.
+    state = mkdtempSync(join(packaged.work, 'var-lib-'));
+  });
+
+  it('each runs the quota-guard the install put on PATH, in a directory that exists before it starts', () => {
+    expect(units.map((x) => x.name).sort()).toEqual([
+      'quota-guard-api.service',
+      'quota-guard-serve.service',
+      'quota-guard.service',
+    ]);
+    for (const { name, u } of units) {
+      const [command] = one(u, 'ExecStart')!.split(/\s+/);
+      // systemd finds a bare name in /usr/local/bin or /usr/bin, where `npm install -g` puts it.
+      expect(command, name).toBe('quota-guard');
+      expect(existsSync(join(pkg.prefix, 'bin', command!)), name).toBe(true);
+      // The working directory is the one StateDirectory= creates: nothing the install must make.
+      expect(one(u, 'StateDirectory'), name).toBe('quota-guard');
+      expect(one(u, 'WorkingDirectory'), name).toBe('/var/lib/quota-guard');
+    }
+  });
+
+  it('listen on ports of their own and share one data directory', () => {
+    const ports = units.map(({ u }) => /--http \S*:(\d+)\b/.exec(one(u, 'ExecStart')!)?.[1]);
+    expect(ports.every((p) => p !== undefined)).toBe(true);
+    expect(new Set(ports).size).toBe(units.length);
+    for (const { name, u } of units) {
+      expect(u.get('Environment'), name).toContain('QUOTA_GUARD_DATA=/var/lib/quota-guard');
+      expect(u.get('Environment'), name).toContain('QUOTA_GUARD_CONFIG=/etc/quota-guard/config.yaml');
+    }
+  });
+
+  it.skipIf(!hasSystemdAnalyze)('pass systemd-analyze verify against the installed command', () => {
+    const dir = join(packaged.work, 'units');
+    mkdirSync(dir, { recursive: true });
+    for (const { name } of units) {
+      const text = readFileSync(join(pkg.dir, 'deploy/systemd', name), 'utf8');
+      writeFileSync(
+        join(dir, name),
+        text.replace(/^ExecStart=quota-guard /m, `ExecStart=${join(pkg.prefix, 'bin/quota-guard')} `),
+      );
+      const r = spawnSync('systemd-analyze', ['verify', join(dir, name)], { encoding: 'utf8' });
+      expect(`${r.stdout}${r.stderr}`, name).toBe('');
+      expect(r.status, name).toBe(0);
+    }
+  });
+
+  // No systemd runs the tests (it is not this machine's init): each ExecStart runs by hand, with its
+  // unit's Environment and EnvironmentFile, in its WorkingDirectory, all three at once.
+  it.skipIf(!hasOpenssl)(
+    'start side by side from their ExecStart and Environment, answer /healthz and stop on SIGTERM',
+    async () => {
+      mkdirSync(join(etc, 'tls'));
+      writeFileSync(join(etc, 'env'), 'YOUTUBE_API_KEY=not-a-real-key\n');
+      writeFileSync(join(etc, 'config.yaml'), 'upstream: { baseUrl: "http://127.0.0.1:9/youtube/v3" }\n');
+      writeFileSync(
+        join(etc, 'tokens.yaml'),
+        `tokens:\n  - { name: php-cron, sha256: ${createHash('sha256').update('token-1').digest('hex')}, credentials: ['*'] }\n`,
+      );
+      const cert = join(etc, 'tls/cert.pem');
+      spawnSync('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(etc, 'tls/key.pem'),
+        '-out',
+        cert,
+      ]);
+      const envOf = (u: Map<string, string[]>): NodeJS.ProcessEnv => {
+        const env: NodeJS.ProcessEnv = { PATH: pkg.env['PATH'], HOME: state };
+        for (const f of u.get('EnvironmentFile') ?? []) {
+          const file = local(f.replace(/^-/, ''));
+          if (!existsSync(file) && f.startsWith('-')) continue;
+          for (const line of readFileSync(file, 'utf8').split('\n')) {
+            const m = /^(\w+)=(.*)$/.exec(line);
+            if (m) env[m[1]!] = m[2]!;
+          }
+        }
+        for (const e of u.get('Environment') ?? []) {
+          const [k, ...v] = e.split('=');
+          env[k!] = local(v.join('='));
+        }
+        return env;
+      };
+      // An operator's shell spends first: `serve` reads only, and a ledger must exist for it.
+      const shell = spawnSync('quota-guard', ['spend', 'default', '--cost', '2'], {
+        cwd: state,
+        env: envOf(units[0]!.u),
+        encoding: 'utf8',
+      });
+      expect(shell.status, shell.stderr).toBe(0);
+      const started = await Promise.all(
+        units.map(async ({ name, u }) => {
+          const port = await freePort();
+          // Each unit's own port is checked above; here a free loopback one stands in for it.
+          const args = local(one(u, 'ExecStart')!)
+            .split(/\s+/)
+            .slice(1)
+            .join(' ')
+            .replace(/--http \S+/, `--http 127.0.0.1:${port}`)
+            .split(' ');
+          const p = startProcess(join(pkg.prefix, 'bin/quota-guard'), args, {
+            cwd: local(one(u, 'WorkingDirectory')!),
+            env: envOf(u),
+            timeoutMs: 120_000,
+          });
+          return { name, p, url: `${args.includes('--tls-cert') ? 'https' : 'http'}://127.0.0.1:${port}` };
+        }),
+      );
+      const dispatcher = new Agent({ connect: { ca: readFileSync(cert) } });
+      try {
+        for (const { name, p, url } of started) {
+          let status = 0;
+          for (let i = 0; i < 100 && status !== 200; i++) {
+            status = await fetch(`${url}/healthz`, { dispatcher }).then(
+              (r) => r.status,
+              () => 0,
+            );
+            if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+          }
+          expect(status, `${name}: ${p.stderr}`).toBe(200);
+        }
+        // One data directory: the page of every unit shows the shell's spend.
+        for (const { name, url } of started) {
+          const metrics = await (await fetch(`${url}/metrics`, { dispatcher })).text();
+          expect(metrics, name).toMatch(/^quota_guard_units_used\{credential="default",bucket="units"\} 2$/m);
+        }
+      } finally {
+        for (const { p } of started) p.child.kill('SIGTERM');
+        await dispatcher.close();
+      }
+      for (const { name, p } of started) {
+        const e = await p.exited;
+        expect(e.code, `${name}: ${e.stderr}`).toBe(0);
+      }
+    },
+    180_000,
+  );
 });
 
 describe('an install whose native addon did not build', () => {

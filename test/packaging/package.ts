@@ -7,7 +7,7 @@
  *   developers on several lines has it. The project also depends on undici 8, beside the undici 7
  *   quota-guard brings (test/packaging/project.test.ts).
  *
- * The tarball is `npm pack` (which builds dist/ through `prepare`) of a copy of the checkout, or the
+ * The tarball is `npm pack` (which builds dist/ through `prepack`) of a copy of the checkout, or the
  * one $QG_PACKAGE_TARBALL names (.ci/node-versions packs once for every line). Nothing in the
  * checkout is written. The installs run the dependencies' install scripts, so better-sqlite3 12's
  * native addon is built for the Node that runs the tests (against the headers `npm_config_nodedir`
@@ -30,7 +30,8 @@ const SOURCES = [
   'lua',
   'config',
   'clients',
-  'docs/openapi.yaml',
+  'docs',
+  'deploy',
   'README.md',
   'LICENSE',
   'CHANGELOG.md',
@@ -46,6 +47,8 @@ export interface InstalledPackage {
   dir: string;
   /** An environment for commands: no npm variables of the test run, the tested Node first on PATH. */
   env: NodeJS.ProcessEnv;
+  /** What `npm install -g` printed (its warnings are on stderr). */
+  installOutput: string;
 }
 
 export interface Project {
@@ -80,7 +83,7 @@ export function npmEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs a command to its end; rejects with its output's tail when it fails. */
+/** Runs a command to its end: what it printed on stdout and then stderr; rejects with their tail when it fails. */
 export async function run(
   cmd: string,
   args: string[],
@@ -91,7 +94,7 @@ export async function run(
   const r = await startProcess(cmd, args, { cwd, env, timeoutMs: 900_000 }).exited;
   if (r.code !== 0)
     throw new Error(`${what} exited ${r.code ?? r.signal}:\n${r.stdout}\n${r.stderr}`.slice(-4000));
-  return r.stdout;
+  return `${r.stdout}${r.stderr}`;
 }
 
 const QUIET = ['--prefer-offline', '--no-audit', '--no-fund'];
@@ -120,7 +123,7 @@ async function installGlobal(
   // npm 11 runs a dependency's install script only where it is approved; better-sqlite3 12's builds
   // its native addon (`better-sqlite3` approves both aliases: npm trusts an alias by its package).
   // A global install has no package.json of its own to approve it in.
-  await run(
+  const installOutput = await run(
     'npm',
     ['install', '--global', '--prefix', prefix, '--allow-scripts=better-sqlite3', ...QUIET, tarball],
     work,
@@ -128,7 +131,7 @@ async function installGlobal(
     'npm install --global',
   );
   const env = { ...base, PATH: `${join(prefix, 'bin')}:${base['PATH']}` };
-  return { prefix, dir: join(prefix, 'lib/node_modules/quota-guard'), env };
+  return { prefix, dir: join(prefix, 'lib/node_modules/quota-guard'), env, installOutput };
 }
 
 /**

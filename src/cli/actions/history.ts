@@ -4,6 +4,7 @@ import { parseDuration } from '../../config/duration.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { openRunHistory } from '../../history/index.js';
 import { terminalJson } from '../../terminal-text.js';
+import { youtubeConfigured } from '../../youtube/trending-spend.js';
 import type { HistoryOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
 import { outputWidth, renderHistory, runJson } from '../render/history.js';
@@ -36,7 +37,12 @@ export async function run(opts: HistoryOptions): Promise<number | undefined> {
     process.stdout.write(
       opts.json
         ? `${terminalJson({ runs: runs.map(runJson) }, 2)}\n`
-        : renderHistory(runs, config.credentials.length > 1, outputWidth()),
+        : renderHistory(
+            runs,
+            config.credentials.length > 1,
+            outputWidth(),
+            youtubeConfigured(config) ? 'videos' : 'items',
+          ),
     );
   } finally {
     await history.close();

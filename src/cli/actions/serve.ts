@@ -50,6 +50,12 @@ export async function run(opts: ServeOptions): Promise<number> {
   const { ledger, guard, logger, qg } = ctx;
   let srv: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   let unsubscribe: (() => void) | undefined;
+  // Which signal stopped it, for the line that says so.
+  let stoppedBy = 'its end';
+  const onSignal = (s: NodeJS.Signals) => {
+    stoppedBy = s;
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const { signal, dispose } = abortOnSignals();
   try {
     const h = qg.history!;
@@ -91,6 +97,7 @@ export async function run(opts: ServeOptions): Promise<number> {
     });
   } finally {
     dispose();
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     try {
       await srv?.close();
     } finally {
@@ -99,6 +106,8 @@ export async function run(opts: ServeOptions): Promise<number> {
       // settled; then the history and the ledger close.
       await ctx.close();
     }
+    // The last line of a serve: a log that ends without it ended with the process killed.
+    if (srv) logger.info({ url: srv.url, by: stoppedBy }, `stopped serving ${srv.url} (${stoppedBy})`);
   }
   return 0;
 }

@@ -16,10 +16,12 @@ import { provideTimeLibs } from '../../time-libs.js';
 import type { YouTubeConfig } from '../../youtube/config/types.js';
 import { scheduledNeed } from '../../youtube/cron-runs.js';
 import { regionFreshness } from '../../youtube/freshness.js';
+import { youtubeConfigured } from '../../youtube/trending-spend.js';
 import type { StatusOptions } from '../command-options.js';
+import { loadCliConfig } from '../config.js';
 import { withContext } from '../context.js';
 import { outputWidth } from '../render/format.js';
-import { renderStatus, type StatusView } from '../render/status.js';
+import { renderStatus, type StatusView, statusSummary } from '../render/status.js';
 
 // Status always does calendar and cron arithmetic (the upstream day, the scheduled runs left in
 // it): imported with this module, which the bundle then carries, rather than required on first use.
@@ -39,31 +41,41 @@ export async function statusView(
     })),
     ...storeLocations(config),
   };
-  const history = await openRunHistory(config.store);
-  try {
-    report.freshness = await regionFreshness(config, history, Date.parse(report.at));
-  } catch (e) {
-    logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
-  } finally {
-    await history.close();
+  // Region freshness is the application's: a config for another API has no regions to show.
+  if (youtubeConfigured(config)) {
+    const history = await openRunHistory(config.store);
+    try {
+      report.freshness = await regionFreshness(config, history, Date.parse(report.at));
+    } catch (e) {
+      logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
+    } finally {
+      await history.close();
+    }
   }
+  report.summary = statusSummary(report);
   return report;
 }
 
-/** Where the ledger and the cache are, as an operator should see them: absolute, no password. */
-function storeLocations(config: YouTubeConfig): { ledger: string; cache: string } {
+/**
+ * Where the ledger and (where the application runs) the cache are, as an operator should see
+ * them: absolute, no password.
+ */
+function storeLocations(config: YouTubeConfig): { ledger: string; cache?: string } {
   const url = config.store.url;
   return {
     ledger: url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : redactStoreUrl(url),
-    cache: config.cache.path,
+    ...(youtubeConfigured(config) ? { cache: config.cache.path } : {}),
   };
 }
 
 export async function run(opts: StatusOptions): Promise<number> {
+  // A mistyped --credential is said first (78), before the ledger is looked for.
+  const config = await loadCliConfig(opts.config);
+  if (opts.credential !== undefined) config.credential(opts.credential);
   const view = await withContext(
     opts,
-    ({ config, ledger, logger }) => statusView(config, ledger, logger, opts.credential),
-    { readOnly: true },
+    ({ ledger, logger }) => statusView(config, ledger, logger, opts.credential),
+    { readOnly: true, config },
   );
   process.stdout.write(
     opts.json

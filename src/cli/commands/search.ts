@@ -21,7 +21,8 @@ export function register(program: Command): void {
         'Examples:',
         '  quota-guard search official trailer',
         '  quota-guard search "official trailer" --region GB',
-        '  quota-guard search -- music -live     (-live excludes "live"; after -- it is not read as an option)',
+        '  quota-guard search -- music -live     (-live excludes "live";',
+        '                                         after -- it is not read as an option)',
         '  quota-guard search trail*',
       ].join('\n'),
     );

@@ -15,7 +15,7 @@ export function register(program: Command): void {
     program
       .command('serve')
       .description(
-        'serve the status page, /metrics and /healthz from the ledger’s store (for jobs run from cron); reads only',
+        'serve the status page, /metrics and /healthz from the ledger’s store (for jobs run from cron); with --decisions also the decision API, which spends',
       )
       .option(
         '--http [address]',
@@ -25,7 +25,7 @@ export function register(program: Command): void {
       .option('--refresh <seconds>', 'how often the status page reloads itself', parsePositiveInt, 30)
       .option(
         '--decisions',
-        'also serve the decision API under /v1/ (spend, report, runs, status): jobs spend over HTTP',
+        'also serve the decision API under /v1/ (spend, report, runs, record, void, status): jobs spend over HTTP, so serve writes the ledger',
       )
       .option(
         '--tokens <file>',

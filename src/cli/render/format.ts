@@ -123,3 +123,42 @@ export function wrap(text: string, width: number, indent = '', hang = '  '): str
   lines.push(line);
   return lines.join('\n');
 }
+
+/**
+ * `table(rows)` kept within `width`: as it is when it fits; else with its last column (free text:
+ * a detail, a reason) wrapped under itself, when that leaves it 20 columns; else each row on lines
+ * of its own, its cells two spaces apart and wrapped with a hanging indent.
+ */
+export function fitTable(rows: string[][], width: number): string {
+  const whole = table(rows);
+  if (widest(whole) <= width) return whole;
+  const last = Math.max(0, ...rows.map((r) => r.length)) - 1;
+  const head = table(rows.map((r) => [...r.slice(0, last), '']));
+  const start = widest(head) + 2;
+  if (last > 0 && width - start >= 20) {
+    const pad = ' '.repeat(start);
+    return head
+      .split('\n')
+      .map((l, i) => {
+        const cell = rows[i]?.[last] ?? '';
+        if (cell === '') return l.trimEnd();
+        const lines = wrap(cell, width - start, '', '').split('\n');
+        return [`${l.padEnd(start)}${lines[0]}`, ...lines.slice(1).map((x) => pad + x)].join('\n');
+      })
+      .join('\n');
+  }
+  const indent = /^\s*/.exec(rows[0]?.[0] ?? '')?.[0] ?? '';
+  return rows
+    .map((r) =>
+      wrap(
+        r
+          .map((c) => c.trim())
+          .filter(Boolean)
+          .join('  '),
+        width,
+        indent,
+        '  ',
+      ),
+    )
+    .join('\n');
+}

@@ -29,13 +29,25 @@ type Column = [string, (r: RunSummary) => string];
  * there, else on the lines under it, whole. The decision API's client that recorded a run has a
  * column when any run listed has one (`-` for this host's own jobs). A narrow terminal loses the
  * pages, the duration and the videos columns, in that order; where even that is too wide, each run
- * is stacked over two lines.
+ * is stacked over two lines. A reason the run above gave too is `same as above`. `items` names what
+ * the runs counted: the YouTube application's videos, or a job of one's own's items.
  */
-export function renderHistory(runs: RunSummary[], showCredential: boolean, width = DEFAULT_WIDTH): string {
+export function renderHistory(
+  runs: RunSummary[],
+  showCredential: boolean,
+  width = DEFAULT_WIDTH,
+  items: 'videos' | 'items' = 'videos',
+): string {
   if (runs.length === 0) return 'no runs recorded yet (jobs record each run when they finish)\n';
   // Names and reasons a client sent are printed as text, never as terminal controls.
   const job = (r: RunSummary) => terminalText(r.job);
-  const reason = (r: RunSummary) => terminalText(r.reason ?? '');
+  // A reason the run above gave too (every region stopped by one block) is said once.
+  const reason = (r: RunSummary) => {
+    const i = runs.indexOf(r);
+    return i > 0 && r.reason && runs[i - 1]!.reason === r.reason
+      ? 'same as above'
+      : terminalText(r.reason ?? '');
+  };
   const columns: Column[] = [
     ['started', (r) => localTime(r.startedAt)],
     ...(showCredential ? [['credential', (r: RunSummary) => r.credential] as Column] : []),
@@ -47,11 +59,11 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
     ['took', (r) => formatDuration(r.finishedAt - r.startedAt)],
     ['pages', (r) => formatNumber(r.pages)],
     ['units', (r) => formatNumber(r.units)],
-    ['videos', (r) => formatNumber(r.items)],
+    [items, (r) => formatNumber(r.items)],
   ];
   const footer = `(${runs.length} run${runs.length === 1 ? '' : 's'}, newest first; times in ${localZone()})`;
   const reasons = runs.some((r) => r.reason);
-  for (const drop of [[], ['pages'], ['pages', 'took'], ['pages', 'took', 'videos']]) {
+  for (const drop of [[], ['pages'], ['pages', 'took'], ['pages', 'took', items]]) {
     const shown = columns.filter(([name]) => !drop.includes(name));
     const lines = table([
       shown.map(([name]) => name),
@@ -80,7 +92,7 @@ export function renderHistory(runs: RunSummary[], showCredential: boolean, width
         width,
       ),
       wrap(
-        `took ${formatDuration(r.finishedAt - r.startedAt)} · ${count(r.pages, 'page')} · ${count(r.units, 'unit')} · ${count(r.items, 'video')}`,
+        `took ${formatDuration(r.finishedAt - r.startedAt)} · ${count(r.pages, 'page')} · ${count(r.units, 'unit')} · ${count(r.items, items.slice(0, -1))}`,
         width,
         '  ',
       ),

@@ -2,35 +2,15 @@
  * What `quota-guard spend` prints: the decision (allowed or denied, with its Retry-After) and what a
  * `--report` did, as a line for people or as JSON.
  */
+import type { ReportResult } from '../../guard/report.js';
 import type { SpendOutcome } from '../../guard/types.js';
-import { formatDuration, formatNumber } from './format.js';
+import { count, formatDuration, formatNumber } from './format.js';
 
 /** What `--report` made of an entry's call (`refund` is read as `never-sent`). */
 export type ReportKind = 'sent' | 'never-sent' | 'exhausted';
 
 function retryAfterSeconds(o: SpendOutcome): number {
   return Math.ceil(o.retryAfterMs / 1000);
-}
-
-/** The decision for scripts (`--json`). */
-export function decisionJson(o: SpendOutcome) {
-  return {
-    allowed: o.allowed,
-    reason: o.reason,
-    credential: o.credential,
-    bucket: o.bucket,
-    tier: o.tier,
-    cost: o.cost,
-    tag: o.tag,
-    ceiling: o.ceiling,
-    remaining: o.remaining ?? null,
-    entry: o.entry ?? null,
-    replayed: o.replayed === true,
-    retryAfterMs: o.retryAfterMs,
-    retryAfter: retryAfterSeconds(o),
-    limitedBy: o.limitedBy ?? null,
-    blockedUntil: o.blockedUntil !== undefined ? new Date(o.blockedUntil).toISOString() : null,
-  };
 }
 
 /** The decision for people: what was allowed or denied and why, and when to retry. */
@@ -56,17 +36,25 @@ export function renderSpend(o: SpendOutcome): string {
   }
 }
 
-/** What `--report` did, for scripts (`--json`). */
+/** What `--report` did, for scripts (`--json`): the decision API's answer to `POST /v1/report`. */
 export function reportJson(entry: string, kind: ReportKind, spent: SpendOutcome) {
   return { entry, outcome: kind, credential: spent.credential, bucket: spent.bucket, allowed: spent.allowed };
 }
 
-/** What `--report` did, for people: refunded, blocked, or left charged. */
-export function renderReport(entry: string, kind: ReportKind, spent: SpendOutcome): string {
-  const what = `entry ${entry} (${spent.cost} unit${spent.cost === 1 ? '' : 's'} of ${spent.credential}/${spent.bucket})`;
-  return kind === 'never-sent'
-    ? `refunded: ${what}\n`
-    : kind === 'exhausted'
-      ? `blocked: ${spent.credential}/${spent.bucket} after ${what} met an exhausted quota\n`
-      : `sent: ${what} stays charged\n`;
+/**
+ * What `--report` did, for people: refunded (or nothing left to refund: a second report of the same
+ * call), blocked, or nothing to change for a call that was sent.
+ */
+export function renderReport(entry: string, result: ReportResult, spent: SpendOutcome): string {
+  const what = `entry ${entry} (${count(spent.cost, 'unit')} of ${spent.credential}/${spent.bucket})`;
+  switch (result.kind) {
+    case 'never-sent':
+      return result.refunded
+        ? `refunded: ${what}\n`
+        : `not refunded: ${what}: nothing left to take back (refunded before, denied, or aged out of its window)\n`;
+    case 'exhausted':
+      return `blocked: ${spent.credential}/${result.bucket} after ${what} met an exhausted quota\n`;
+    case 'sent':
+      return `sent: ${what}: nothing changed (a call that was sent is not refunded; a refund made before stands)\n`;
+  }
 }

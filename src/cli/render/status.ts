@@ -7,6 +7,7 @@
 
 import type { Tier } from '../../config/types.js';
 import type { BucketStatus, StatusReport } from '../../guard/status.js';
+import { type SummaryLine, summaryLines, unblockCommand } from '../../metrics/summary.js';
 import { terminalText } from '../../terminal-text.js';
 import { luxon } from '../../time-libs.js';
 import type { RegionFreshness } from '../../youtube/freshness.js';
@@ -23,6 +24,27 @@ export interface StatusView extends StatusReport {
     staleAfterMs: number;
     regions: RegionFreshness[];
   };
+  /** What needs an operator now, worst first (the page's summary): see `statusSummary`. */
+  summary?: SummaryLine[];
+  /**
+   * Lines for the summary from other parts of the program (entries recorded late, drift from the
+   * upstream's count), placed among its own by severity.
+   */
+  notices?: SummaryLine[];
+}
+
+/** The summary of a status view, times in the credential's zone and the operator's (`when`). */
+export function statusSummary(view: StatusView, localZone?: string): SummaryLine[] {
+  const local = localZone ?? luxon().DateTime.local().zoneName ?? 'UTC';
+  const nowMs = Date.parse(view.at);
+  return summaryLines(
+    {
+      report: view,
+      ...(view.freshness ? { freshness: view.freshness } : {}),
+      ...(view.notices ? { notices: view.notices } : {}),
+    },
+    { until: (ms, zone) => when(ms, zone, local, nowMs), at: (ms) => clock(ms, local, nowMs) },
+  );
 }
 
 export const STATUS_WIDTH = 100;
@@ -155,7 +177,14 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
       W,
     ),
   ];
-  if (view.ledger !== undefined) out.push(wrap(`ledger ${view.ledger} · cache ${view.cache ?? '-'}`, W));
+  if (view.ledger !== undefined)
+    out.push(wrap(`ledger ${view.ledger}${view.cache !== undefined ? ` · cache ${view.cache}` : ''}`, W));
+  // What needs doing, first: the worst thing now, then the rest, each with its command.
+  out.push('');
+  (view.summary ?? statusSummary(view, local)).forEach((l, i) => {
+    out.push(wrap(`${i === 0 ? 'now' : 'also'}: ${terminalText(l.text)}`, W, '', '  '));
+    if (l.command) out.push(wrap(`run: ${l.command}`, W, '  ', '  '));
+  });
   let marked = false;
   for (const c of view.credentials) {
     out.push('');
@@ -172,6 +201,7 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
       if (b.blockedUntil) {
         notes.push(
           `BLOCKED until ${when(Date.parse(b.blockedUntil), c.timeZone, local, nowMs)}${b.blockedReason ? `: ${terminalText(b.blockedReason)}` : ''}`,
+          `once the upstream has the quota back: ${unblockCommand(c.id, b.id)}`,
         );
       }
       for (const x of [...(b.pace ? [b.pace] : []), ...b.budgets]) {
@@ -194,7 +224,9 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
         );
       }
       if (b.used > 0) {
-        notes.push(`by region: ${breakdown(b.byRegion)}`);
+        // Only tags that name a region (the application's jobs) make this line say anything.
+        if (Object.keys(b.byRegion).some((r) => r !== '(none)'))
+          notes.push(`by region: ${breakdown(b.byRegion)}`);
         notes.push(`by method: ${breakdown(b.byMethod)}`);
         notes.push(`by site: ${breakdown(b.bySite)}`);
       }

@@ -30,7 +30,7 @@ import { youtubeConfig } from '../config/resolver.js';
 import type { YouTubeConfig } from '../config/types.js';
 import { cronRuns, maxInDay, maxInWindow, type Spend, trendingRuns } from '../cron-runs.js';
 import { backfillMethod } from '../job-library/backfill.js';
-import { chartsOf, TRENDING_METHOD, trendingMethod } from '../trending-spend.js';
+import { chartsOf, TRENDING_METHOD, trendingMethod, youtubeConfigured } from '../trending-spend.js';
 import type {
   BucketPlan,
   CheckKind,
@@ -66,10 +66,11 @@ export function planBudget(base: Config, options: PlanOptions = {}): PlanReport 
   const config = youtubeConfig(base);
   const now = options.now ?? Date.now();
   const cred = jobsCredential(config);
+  const schedules = youtubeConfigured(config);
   const buckets: BucketPlan[] = [];
   const spent = new Map<string, Array<{ bucket: string; source: Source }>>();
   for (const c of config.credentials) {
-    const sources = sourcesOf(config, c, cred.id === c.id, now);
+    const sources = sourcesOf(config, c, schedules && cred.id === c.id, now);
     spent.set(c.id, sources);
     for (const bucket of Object.values(c.buckets)) {
       const mine = sources.filter((s) => s.bucket === bucket.id).map((s) => s.source);
@@ -89,6 +90,7 @@ export function planBudget(base: Config, options: PlanOptions = {}): PlanReport 
   return {
     fits: problems.length === 0,
     jobsCredential: cred.id,
+    schedules,
     buckets,
     problems,
     warnings: idleBudgets(config, spent),

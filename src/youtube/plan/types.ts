@@ -83,6 +83,11 @@ export interface PlanReport {
   fits: boolean;
   /** The credential the jobs spend. */
   jobsCredential: string;
+  /**
+   * Whether the config runs the application's schedules (trending and backfill); false for a config
+   * of another API, whose plan holds its `expected` spends only.
+   */
+  schedules: boolean;
   buckets: BucketPlan[];
   /** Every check that does not fit, as one line each. */
   problems: string[];

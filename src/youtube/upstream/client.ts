@@ -329,10 +329,11 @@ async function request<S extends z.ZodType>(
   log?.debug?.({ method, url: ctx.url, status, ms: elapsed(started) }, 'upstream request');
   if (status < 200 || status >= 300) {
     const err = errorFromResponse(status, headers, text, ctx);
-    log?.warn(
-      { method, url: ctx.url, code: err.code, reached: err.reached, status, reason: err.reason },
-      err.message,
-    );
+    const line = { method, url: ctx.url, code: err.code, reached: err.reached, status, reason: err.reason };
+    // A used-up quota blocks the bucket: the guard's one `bucket blocked` line says it, once for
+    // every request in flight that met it, so each answer is a debug line here.
+    if (err.code === 'QG_UPSTREAM_QUOTA_EXCEEDED') log?.debug?.(line, err.message);
+    else log?.warn(line, err.message);
     throw err;
   }
   return parseBody(ctx, status, text, schema, log);
