@@ -51,7 +51,8 @@ export function withLookups(resolved: Resolved, env: Env, source: string | undef
 
 /** The bucket and cost a method spends for a credential; ConfigError (QG_UNKNOWN_METHOD) otherwise. */
 export function methodOf(credential: CredentialConfig, method: string): MethodSpec {
-  const spec = credential.methods[method];
+  // Names are data: `constructor` or `__proto__` is an unknown method, not Object's.
+  const spec = Object.hasOwn(credential.methods, method) ? credential.methods[method] : undefined;
   if (!spec) {
     throw new ConfigError(
       [`unknown method '${method}' for credential '${credential.id}' (profile ${credential.profile})`],
@@ -64,7 +65,7 @@ export function methodOf(credential: CredentialConfig, method: string): MethodSp
 
 /** A credential's bucket; ConfigError (QG_UNKNOWN_BUCKET) otherwise. */
 export function bucketOf(credential: CredentialConfig, bucket: string): BucketConfig {
-  const b = credential.buckets[bucket];
+  const b = Object.hasOwn(credential.buckets, bucket) ? credential.buckets[bucket] : undefined;
   if (!b) {
     throw new ConfigError(
       [
