@@ -49,6 +49,8 @@ export interface RunOptions extends JobCommandOptions {
   backfill: boolean;
   decisions?: boolean;
   tokens?: string;
+  allowHost?: string[];
+  allowOrigin?: string[];
 }
 
 export interface SearchCommandOptions extends ConfigOptions {
@@ -64,6 +66,8 @@ export interface ServeOptions extends ConfigOptions {
   tokens?: string;
   tlsCert?: string;
   tlsKey?: string;
+  allowHost?: string[];
+  allowOrigin?: string[];
 }
 
 export interface SimulateOptions {

@@ -5,6 +5,8 @@
  * ticks, running pages finished, then the HTTP server, the cache and the ledger closed.
  */
 
+import type { CallerRules } from '../api/callers.js';
+import type { TokenFile } from '../api/tokens.js';
 import type { Config } from '../config/types.js';
 import { createGuard, type Guard } from '../guard/guard.js';
 import type { DayOf } from '../guard/pacing.js';
@@ -75,8 +77,11 @@ export interface ServiceOptions extends ScheduledJobsOptions {
   logger: GuardLogger;
   /** Serve /metrics and /healthz here. */
   http?: HttpAddress;
-  /** Also serve the decision API under /v1/ on `http` (src/api/), with these bearer tokens. */
-  decisions?: { tokensFile?: string };
+  /**
+   * Also serve the decision API under /v1/ on `http` (src/api/), with these bearer tokens (a file,
+   * or one already read) and the host names and origins allowed beyond the defaults.
+   */
+  decisions?: { tokensFile?: string; tokens?: TokenFile; callers?: CallerRules };
   /** Jobs to schedule instead of the config's (drills scale them). */
   jobs?: (ctx: JobContext) => ScheduledJob[];
   ticks?: TickSource;
@@ -132,6 +137,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
             history,
             host: opts.http.host,
             ...(opts.decisions.tokensFile !== undefined ? { tokensFile: opts.decisions.tokensFile } : {}),
+            ...(opts.decisions.tokens !== undefined ? { tokens: opts.decisions.tokens } : {}),
+            ...(opts.decisions.callers !== undefined ? { callers: opts.decisions.callers } : {}),
             logger,
             onRequest: metrics.apiRequest,
           })
@@ -140,6 +147,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         ...(routes ? { routes } : {}),
         metrics,
         ledger,
+        // It spends: healthy only while the store takes writes.
+        writes: true,
         cache: jobs.cache,
         page: async () =>
           renderStatusPage(
