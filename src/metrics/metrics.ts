@@ -19,6 +19,7 @@ import type { Cache } from '../youtube/cache/index.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import { regionFreshness } from '../youtube/freshness.js';
 import type { JobResult } from '../youtube/job-library/types.js';
+import type { ConnectionStats } from './connections.js';
 
 export const METRIC_PREFIX = 'quota_guard_';
 
@@ -33,6 +34,7 @@ export interface MetricSources {
 
 const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed', 'store-down'] as const;
 const JOBS = ['trending', 'backfill'] as const;
+
 
 /** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
 export function jobLabels(job: string): { job: string; region: string } {
@@ -70,6 +72,10 @@ export class Metrics {
   readonly recordedUnits: Counter<'credential' | 'job'>;
   readonly historyUp: Gauge;
   readonly apiRequests: Counter<'route' | 'outcome' | 'client'>;
+  readonly apiDuration: Histogram<'route'>;
+  readonly connections: Gauge<'state'>;
+  readonly connectionsClosed: Counter<'why'>;
+  #connectionStats: (() => ConnectionStats) | undefined;
 
   /**
    * Declares every metric: one statement each, the name, help text and labels that docs/operations.md
@@ -200,7 +206,47 @@ export class Metrics {
       'Decision API requests by route (spend, report, runs, status), outcome (a decision’s reason, replayed, an outcome reported, a run recorded, or the HTTP status of a refusal) and client (the token’s name)',
       ['route', 'outcome', 'client'],
     );
+    this.apiDuration = new Histogram({
+      name: `${METRIC_PREFIX}api_request_duration_seconds`,
+      help: 'How long the decision API took to answer, from the request to the answer written, by route (a spend is one guard decision: a store round trip)',
+      labelNames: ['route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
+    const stats = () => this.#connectionStats?.();
+    this.connections = new Gauge({
+      name: `${METRIC_PREFIX}http_connections`,
+      help: 'Open connections of the HTTP server: busy (a request being answered) or waiting (idle, or sending a request)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const s = stats();
+        if (!s) return;
+        this.set({ state: 'busy' }, s.busy);
+        this.set({ state: 'waiting' }, s.open - s.busy);
+      },
+    });
+    this.connectionsClosed = new Counter({
+      name: `${METRIC_PREFIX}http_connections_closed_total`,
+      help: "Connections the HTTP server closed to stay within its table: shed (the longest waiting, to make room), refused (a newcomer while all were busy), slow (a next request's headers too slow)",
+      labelNames: ['why'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const s = stats();
+        if (!s) return;
+        this.inc({ why: 'shed' }, s.shed);
+        this.inc({ why: 'refused' }, s.refused);
+        this.inc({ why: 'slow' }, s.slow);
+      },
+    });
     if (sources) this.#initialise(sources.config);
+  }
+
+  /** Where the HTTP server's connection figures are read at scrape time. */
+  setConnections(stats: () => ConnectionStats): void {
+    this.#connectionStats = stats;
   }
 
   /**
@@ -235,9 +281,10 @@ export class Metrics {
     this.failOpenUnits.inc({ credential: o.credential, bucket: o.bucket }, o.cost);
   }
 
-  /** One decision API request answered (src/api/): route, outcome, the calling token's name. */
-  readonly apiRequest = (route: string, outcome: string, client: string): void => {
+  /** One decision API request answered (src/api/): route, outcome, the calling token's name, how long it took. */
+  readonly apiRequest = (route: string, outcome: string, client: string, seconds?: number): void => {
     this.apiRequests.inc({ route, outcome, client });
+    if (seconds !== undefined) this.apiDuration.observe({ route }, seconds);
   };
 
   /** Feed one guard event (pass as the guard's `onEvent`). Never throws. */

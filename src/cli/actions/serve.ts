@@ -1,15 +1,21 @@
 /**
  * `quota-guard serve`: the action (its options are declared in src/cli/commands/serve.ts). The
  * decision API is imported only with `--decisions`: without it serve only reads.
+ *
+ * It listens before it opens the store — on `--http`, or on the socket systemd passes (socket
+ * activation: a restart then keeps the socket, and clients wait in its queue instead of being
+ * refused) — so that a port in use, or a decision API beyond loopback without tokens on an
+ * inherited socket, stops it before anything is opened or created.
  */
 
-import { ConfigError, InvalidArgumentError } from '../../errors.js';
+import { InvalidArgumentError } from '../../errors.js';
 import { createGuard } from '../../guard/guard.js';
 import { openRunHistory } from '../../history/index.js';
 import { DEFAULT_HTTP_PORT, isLoopback, parseHttpAddress } from '../../http-address.js';
+import { limitRepeats } from '../../log-limit.js';
 import { createMetrics } from '../../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../../metrics/page.js';
-import { startMetricsServer } from '../../metrics/server.js';
+import { listenHttp } from '../../metrics/server.js';
 import { abortOnSignals } from '../../runs/job-run.js';
 import { scheduledNeed } from '../../youtube/cron-runs.js';
 import type { ServeOptions } from '../command-options.js';
@@ -25,38 +31,55 @@ export async function run(opts: ServeOptions): Promise<number> {
   if (opts.tokens !== undefined && !opts.decisions) {
     throw new InvalidArgumentError('--tokens', 'is for the decision API: add --decisions');
   }
-  if (opts.decisions && opts.tokens === undefined && !isLoopback(http.host)) {
-    throw new ConfigError(
-      [
-        `the decision API serves beyond loopback (${http.host}) only with bearer tokens: give --tokens <file> (docs/http-api.md)`,
-      ],
-      'QG_CONFIG_INVALID',
-      { field: '--tokens' },
-    );
+  for (const [flag, given] of [
+    ['--allow-host', opts.allowHost],
+    ['--allow-origin', opts.allowOrigin],
+  ] as const) {
+    if (given?.length && !opts.decisions) {
+      throw new InvalidArgumentError(flag, 'is for the decision API: add --decisions');
+    }
   }
   const api = opts.decisions ? await import('../../api/index.js') : undefined;
-  const tls = opts.tlsCert && opts.tlsKey ? api?.readTls(opts.tlsCert, opts.tlsKey) : undefined;
+  api?.checkDecisionsAddress(http.host, opts.tokens !== undefined);
+  const callers = api?.callerRules(opts.allowHost, opts.allowOrigin);
+  const tls =
+    opts.tlsCert && opts.tlsKey
+      ? (await import('../../api/setup.js')).readTls(opts.tlsCert, opts.tlsKey)
+      : undefined;
   // Read before the store opens: a missing or malformed file creates nothing.
-  const tokens = opts.tokens !== undefined && api ? new api.TokenFile(opts.tokens) : undefined;
-  // A store that is down at start: /healthz says so and the page answers 503 until it is back.
-  // Without the decision API it only reads: a SQLite ledger that does not exist yet is
-  // QG_STORE_NOT_FOUND (66), never created. With it, it spends, and opens the store as `spend` does.
-  const { ledger, logger } = await openContext(opts, {
-    allowUnreachable: true,
-    config,
-    readOnly: opts.decisions !== true,
-  });
-  let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
-  let srv: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  const tokens =
+    opts.tokens !== undefined && api
+      ? new api.TokenFile(
+          opts.tokens,
+          undefined,
+          config.credentials.map((c) => c.id),
+        )
+      : undefined;
+  const listener = await listenHttp({ ...http, ...(tls ? { tls } : {}), inherit: true });
   const { signal, dispose } = abortOnSignals();
+  let history: Awaited<ReturnType<typeof openRunHistory>> | undefined;
+  let ledger: Awaited<ReturnType<typeof openContext>>['ledger'] | undefined;
   try {
+    if (listener.inherited && api) api.checkDecisionsAddress(listener.host, tokens !== undefined);
+    // A store that is down at start: /healthz says so and the page answers 503 until it is back.
+    // Without the decision API it only reads: a SQLite ledger that does not exist yet is
+    // QG_STORE_NOT_FOUND (66), never created. With it, it spends, and opens the store as `spend` does.
+    const context = await openContext(opts, {
+      allowUnreachable: true,
+      config,
+      readOnly: opts.decisions !== true,
+    });
+    ledger = context.ledger;
+    const l = ledger;
+    // An outage refuses every spend; its warnings are said once per interval, with a count.
+    const logger = limitRepeats(context.logger);
     history = await openRunHistory(config.store);
     const h = history;
-    const metrics = createMetrics({ config, ledger, history: h });
+    const metrics = createMetrics({ config, ledger: l, history: h });
     // Without --decisions only for the backfill's pacing line: this guard never spends.
     const guard = createGuard({
       config,
-      ledger,
+      ledger: l,
       logger,
       scheduledNeed: scheduledNeed(config),
       onEvent: metrics.guardEvent,
@@ -64,31 +87,33 @@ export async function run(opts: ServeOptions): Promise<number> {
     const routes = api?.decisionApiFor({
       guard,
       history: h,
-      host: http.host,
+      host: listener.host,
       ...(tokens !== undefined ? { tokens } : {}),
+      ...(callers ? { callers } : {}),
       logger,
       onRequest: metrics.apiRequest,
     });
-    srv = await startMetricsServer({
+    listener.serve({
       ...(routes ? { routes } : {}),
-      ...(tls ? { tls } : {}),
       metrics,
-      ledger,
+      ledger: l,
+      writes: routes !== undefined,
       page: async () =>
         renderStatusPage(
-          await statusPageData(config, ledger, h, {
+          await statusPageData(config, l, h, {
             refreshSeconds: opts.refresh,
             pacing: (credential, bucket) => guard.pacingLine(credential, bucket),
           }),
         ),
-      ...http,
     });
-    if (!isLoopback(http.host)) logger.warn({ host: http.host }, 'serving the status page beyond loopback');
+    const url = listener.url;
+    if (!isLoopback(listener.host))
+      logger.warn({ host: listener.host }, 'serving the status page beyond loopback');
     logger.info(
-      { url: srv.url },
+      { url, ...(listener.inherited ? { socket: 'inherited' } : {}) },
       routes
-        ? `serving the decision API at ${srv.url}/v1/, ${srv.url}/metrics, ${srv.url}/healthz and the status page at ${srv.url}/`
-        : `serving ${srv.url}/metrics, ${srv.url}/healthz and the status page at ${srv.url}/ (reading the ledger only)`,
+        ? `serving the decision API at ${url}/v1/, ${url}/metrics, ${url}/healthz and the status page at ${url}/`
+        : `serving ${url}/metrics, ${url}/healthz and the status page at ${url}/ (reading the ledger only)`,
     );
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
@@ -96,9 +121,9 @@ export async function run(opts: ServeOptions): Promise<number> {
     });
   } finally {
     dispose();
-    await srv?.close();
+    await listener.close();
     await history?.close();
-    await ledger.close();
+    await ledger?.close();
   }
   return 0;
 }
