@@ -35,6 +35,15 @@ export interface MetricSources {
 const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed', 'store-down'] as const;
 const JOBS = ['trending', 'backfill'] as const;
 
+/**
+ * Job names of recorded runs that get a `job` label of their own per credential besides the jobs
+ * above: the first this many seen (the run history's totals in the store's order at the first
+ * scrape, then as they appear); the rest are summed under `job="other"` and counted in
+ * `recorded_job_names_folded`. Clients name their jobs (`POST /v1/runs`), so without a bound 2,000
+ * names from one token were 4,000 more series.
+ */
+export const MAX_JOB_LABELS = 25;
+export const OTHER_JOBS = 'other';
 
 /** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
 export function jobLabels(job: string): { job: string; region: string } {
@@ -71,6 +80,9 @@ export class Metrics {
   readonly recordedRuns: Counter<'credential' | 'job' | 'outcome'>;
   readonly recordedUnits: Counter<'credential' | 'job'>;
   readonly historyUp: Gauge;
+  readonly foldedJobs: Gauge<'credential'>;
+  /** Per credential, the job names given a label of their own (MAX_JOB_LABELS). */
+  readonly #jobLabels = new Map<string, Set<string>>();
   readonly apiRequests: Counter<'route' | 'outcome' | 'client'>;
   readonly apiDuration: Histogram<'route'>;
   readonly connections: Gauge<'state'>;
@@ -200,6 +212,11 @@ export class Metrics {
     this.historyUp = gauge(
       'history_up',
       '1 when the run history in the ledger’s store answered the last scrape, else 0',
+    );
+    this.foldedJobs = gauge(
+      'recorded_job_names_folded',
+      `Job names of recorded runs beyond the first ${MAX_JOB_LABELS} per credential, whose runs and units are counted under job="${OTHER_JOBS}"`,
+      ['credential'],
     );
     this.apiRequests = counter(
       'api_requests_total',
@@ -406,12 +423,35 @@ export class Metrics {
           this.recordedUnits.inc({ credential, job }, 0);
           for (const outcome of JOB_OUTCOMES) this.recordedRuns.inc({ credential, job, outcome }, 0);
         }
+      this.foldedJobs.reset();
+      const folded = new Map<string, Set<string>>();
       for (const t of totals) {
-        this.recordedRuns.inc({ credential: t.credential, job: t.job, outcome: t.outcome }, t.runs);
-        this.recordedUnits.inc({ credential: t.credential, job: t.job }, t.units);
+        const job = this.#jobLabel(t.credential, t.job);
+        if (job === OTHER_JOBS && t.job !== OTHER_JOBS) {
+          if (!folded.has(t.credential)) folded.set(t.credential, new Set());
+          folded.get(t.credential)!.add(t.job);
+        }
+        this.recordedRuns.inc({ credential: t.credential, job, outcome: t.outcome }, t.runs);
+        this.recordedUnits.inc({ credential: t.credential, job }, t.units);
       }
+      for (const credential of credentials)
+        this.foldedJobs.set({ credential }, folded.get(credential)?.size ?? 0);
     }
     this.historyUp.set(freshness && totals ? 1 : 0);
+  }
+
+  /** The `job` label of a recorded job's runs: its name while it is among the first MAX_JOB_LABELS, else `other`. */
+  #jobLabel(credential: string, job: string): string {
+    if ((JOBS as readonly string[]).includes(job)) return job;
+    let names = this.#jobLabels.get(credential);
+    if (!names) {
+      names = new Set();
+      this.#jobLabels.set(credential, names);
+    }
+    if (names.has(job)) return job;
+    if (names.size >= MAX_JOB_LABELS) return OTHER_JOBS;
+    names.add(job);
+    return job;
   }
 
   /** The Prometheus text exposition, state read now. */
