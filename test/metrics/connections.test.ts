@@ -51,9 +51,24 @@ async function open(port: number): Promise<{ socket: Socket; closed: () => boole
   });
   socket.on('error', () => {});
   await new Promise<void>((r) => socket.once('connect', () => r()));
-  // Accepted on the server's side.
-  await sleep(20);
   return { socket, closed: () => closed, data: () => data };
+}
+
+/** Waits (at most 5 s, however loaded the machine) until `cond` holds; then checks it. */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !cond(); i++) await sleep(20);
+  expect(cond()).toBe(true);
+}
+
+/** Opens a socket and waits until the server has taken it into its table. */
+async function accepted(port: number): Promise<Awaited<ReturnType<typeof open>>> {
+  const before = table!.stats();
+  const s = await open(port);
+  await until(() => {
+    const now = table!.stats();
+    return now.open + now.shed + now.refused > before.open + before.shed + before.refused;
+  });
+  return s;
 }
 
 const GET = 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
@@ -61,17 +76,16 @@ const GET = 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
 it('closes the connection that has waited longest to make room, never the newcomer', async () => {
   const port = await start(4);
   const silent = [];
-  for (let i = 0; i < 4; i++) silent.push(await open(port));
-  const newcomer = await open(port);
-  await sleep(50);
+  for (let i = 0; i < 4; i++) silent.push(await accepted(port));
+  const newcomer = await accepted(port);
+  await until(() => silent[0]!.closed());
   expect(silent.map((s) => s.closed())).toEqual([true, false, false, false]);
   newcomer.socket.write(GET);
-  await sleep(100);
-  expect(newcomer.data()).toMatch(/^HTTP\/1\.1 200 /);
+  await until(() => /^HTTP\/1\.1 200 /.test(newcomer.data()) && table!.stats().busy === 0);
   expect(table!.stats()).toMatchObject({ open: 4, busy: 0, shed: 1, refused: 0 });
-  // An idle kept-alive connection is waiting too: it has waited longest now.
-  const another = await open(port);
-  await sleep(50);
+  // An idle kept-alive connection is waiting too, but silent[1] has waited longer.
+  const another = await accepted(port);
+  await until(() => silent[1]!.closed());
   expect(silent.map((s) => s.closed())).toEqual([true, true, false, false]);
   expect(newcomer.closed()).toBe(false);
   expect(another.closed()).toBe(false);
@@ -82,33 +96,30 @@ it('closes the newcomer only when every connection is answering a request', asyn
   const port = await start(3, (release) => held.push(release));
   const busy = [];
   for (let i = 0; i < 3; i++) {
-    const c = await open(port);
+    const c = await accepted(port);
     c.socket.write(GET);
     busy.push(c);
   }
-  await sleep(50);
-  const newcomer = await open(port);
-  await sleep(50);
-  expect(newcomer.closed()).toBe(true);
+  await until(() => held.length === 3);
+  const newcomer = await accepted(port);
+  await until(() => newcomer.closed());
   expect(busy.map((b) => b.closed())).toEqual([false, false, false]);
   expect(table!.stats()).toMatchObject({ open: 3, busy: 3, refused: 1 });
   for (const release of held) release();
-  await sleep(50);
-  expect(busy.every((b) => /^HTTP\/1\.1 200 /.test(b.data()))).toBe(true);
+  await until(() => busy.every((b) => /^HTTP\/1\.1 200 /.test(b.data())));
   expect(table!.stats()).toMatchObject({ open: 3, busy: 0 });
 });
 
 it('closes a kept-alive connection that sends its next request’s headers too slowly', async () => {
   const port = await start(8, undefined, 300);
-  const slow = await open(port);
+  const slow = await accepted(port);
   slow.socket.write(GET);
-  await sleep(50);
-  expect(slow.data()).toMatch(/^HTTP\/1\.1 200 /);
+  await until(() => /^HTTP\/1\.1 200 /.test(slow.data()));
   // The next request, a header line at a time: each byte resets Node's idle timer.
   slow.socket.write('GET / HTTP/1.1\r\n');
-  const idle = await open(port);
+  const idle = await accepted(port);
   idle.socket.write(GET);
-  for (let i = 0; i < 10 && !slow.closed(); i++) {
+  for (let i = 0; i < 50 && !slow.closed(); i++) {
     await sleep(100);
     if (!slow.closed()) slow.socket.write('X-Slow: 1\r\n');
   }
