@@ -4,6 +4,7 @@
  * and the listening socket a service manager hands over (systemd socket activation).
  */
 import type { Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import { InvalidArgumentError, QuotaGuardError } from './errors.js';
 
 export interface Listening {
@@ -86,18 +87,25 @@ export function closeServer(server: Server): Promise<void> {
 }
 
 /**
- * Stops accepting, closes idle connections and lets the requests being answered finish, for at most
- * `graceMs`; then drops what is left. New connections wait in the listening socket's queue when it
- * is shared (socket activation): the next process answers them.
+ * Stops accepting, lets the requests being answered finish (each answer says `Connection: close`
+ * when its server is no longer listening, see src/metrics/server.ts) and closes idle connections,
+ * for at most `graceMs`; then drops what is left. Idle connections are closed `settleMs` after the
+ * listening socket: a connection accepted just before it closed may not have delivered its
+ * request yet, and Node's own close would take it for idle and reset it. New connections wait in
+ * the listening socket's queue when it is shared (socket activation): the next process answers
+ * them.
  */
-export function drainServer(server: Server, graceMs: number): Promise<void> {
+export function drainServer(server: Server, graceMs: number, settleMs = 250): Promise<void> {
   return new Promise<void>((resolve) => {
+    const settle = setTimeout(() => server.closeIdleConnections(), settleMs);
     const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    settle.unref();
     timer.unref();
-    server.close(() => {
+    // net.Server's close: stop accepting, without http.Server's closing of idle connections now.
+    NetServer.prototype.close.call(server, () => {
+      clearTimeout(settle);
       clearTimeout(timer);
       resolve();
     });
-    server.closeIdleConnections();
   });
 }

@@ -6,8 +6,9 @@
  * given one (src/api/). Over TLS when given a certificate; on the socket systemd passes when
  * started by socket activation.
  *
- * It listens first (`listenHttp`), answering 503 until it is told what to serve (`serve`), so that
- * `serve` can check the address it really listens on before it opens or creates a store.
+ * It listens first (`listenHttp`), holding the requests that arrive until it is told what to serve
+ * (`serve`), so that `serve` can check the address it really listens on before it opens or creates
+ * a store.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -51,7 +52,7 @@ export interface ServeOptions extends HealthSources {
 
 export interface MetricsServerOptions extends ServeOptions, Omit<ListenOptions, 'inherit'> {}
 
-/** A server listening, not serving yet: every request is answered 503 until `serve`. */
+/** A server listening, not serving yet: requests wait for `serve` (or are answered 503 by `close`). */
 export interface HttpListener extends MetricsServer {
   /** The host it is bound to (the inherited socket's, with socket activation). */
   readonly host: string;
@@ -138,18 +139,17 @@ function handlerFor(opts: ServeOptions): (req: IncomingMessage, res: ServerRespo
   };
 }
 
-/** Listen (on host:port, or the socket systemd passed), answering 503 until `serve` is called. */
+/** Listen (on host:port, or the socket systemd passed); requests wait until `serve` is called. */
 export async function listenHttp(opts: ListenOptions): Promise<HttpListener> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  // Requests that arrive while the store opens wait for it (a restart on an inherited socket is a
+  // short wait, not a refusal); the connection table bounds how many.
+  let waiting: Array<[IncomingMessage, ServerResponse]> = [];
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     // A stopping server answers what it has and lets the client open its next connection elsewhere.
     if (!server.listening) res.setHeader('connection', 'close');
-    if (handler) {
-      handler(req, res);
-      return;
-    }
-    res.writeHead(503, { 'content-type': TEXT, 'cache-control': 'no-store', 'retry-after': '1' });
-    res.end('starting\n');
+    if (handler) handler(req, res);
+    else waiting.push([req, res]);
   };
   const server: Server = opts.tls
     ? (createTlsServer(
@@ -194,10 +194,19 @@ export async function listenHttp(opts: ListenOptions): Promise<HttpListener> {
     inherited: fd !== undefined,
     serve: (o) => {
       o.metrics.setConnections(table.stats);
-      handler = handlerFor(o);
+      const h = handlerFor(o);
+      handler = h;
+      for (const [req, res] of waiting) h(req, res);
+      waiting = [];
     },
     connections: table.stats,
     close: () => {
+      // Never served (the store could not be opened): what waited is told to come back.
+      for (const [, res] of waiting) {
+        res.writeHead(503, { 'content-type': TEXT, 'cache-control': 'no-store', connection: 'close' });
+        res.end('not serving\n');
+      }
+      waiting = [];
       closing ??= drainServer(server, DRAIN_MS).finally(() => table.stop());
       return closing;
     },

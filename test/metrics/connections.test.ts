@@ -75,7 +75,7 @@ const GET = 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
 
 it('closes the connection that has waited longest to make room, never the newcomer', async () => {
   const port = await start(4);
-  const silent = [];
+  const silent: Array<Awaited<ReturnType<typeof open>>> = [];
   for (let i = 0; i < 4; i++) silent.push(await accepted(port));
   const newcomer = await accepted(port);
   await until(() => silent[0]!.closed());
@@ -94,7 +94,7 @@ it('closes the connection that has waited longest to make room, never the newcom
 it('closes the newcomer only when every connection is answering a request', async () => {
   const held: Array<() => void> = [];
   const port = await start(3, (release) => held.push(release));
-  const busy = [];
+  const busy: Array<Awaited<ReturnType<typeof open>>> = [];
   for (let i = 0; i < 3; i++) {
     const c = await accepted(port);
     c.socket.write(GET);
