@@ -15,6 +15,7 @@ import { openRunHistory } from '../history/index.js';
 import { trendingJob } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
 import type { Ledger } from '../ledger/types.js';
+import { limitRepeats } from '../log-limit.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../metrics/page.js';
 import { type MetricsServer, startMetricsServer } from '../metrics/server.js';
@@ -139,7 +140,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
             ...(opts.decisions.tokensFile !== undefined ? { tokensFile: opts.decisions.tokensFile } : {}),
             ...(opts.decisions.tokens !== undefined ? { tokens: opts.decisions.tokens } : {}),
             ...(opts.decisions.callers !== undefined ? { callers: opts.decisions.callers } : {}),
-            logger,
+            // A wrong token's refusals, said once per interval with a count.
+            logger: limitRepeats(logger),
             onRequest: metrics.apiRequest,
           })
         : undefined;

@@ -182,6 +182,7 @@ describe.each(['sqlite', 'redis'] as const)('the decision API on %s', (kind) => 
         ['spend', cred, '--bucket', name, '--cost', '1'],
         ['spend', cred, '--method', name],
         ['spend', name, '--cost', '1'],
+        ['unblock', cred, name],
       ]) {
         const r = await cli(...args, '--config', config);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(78);
