@@ -12,10 +12,11 @@
  * The table holds at most `max` connections. When a new one arrives and the table is full, the
  * connection that has been waiting longest — the oldest idle one, or the slowest to send its request
  * — is closed to make room, never the newcomer; only when every connection is busy is the newcomer
- * closed. So 500 sockets that connect and send nothing (or a header line every few seconds, and
- * reconnect when closed) cannot keep a scraper, a health check or a spend out: each one that
- * arrives takes the place of the longest-waiting, and a legitimate client, which sends its request
- * at once, becomes busy before its turn to be shed comes.
+ * closed (by Node, as it is accepted: server.maxConnections is set while they all are). So 500
+ * sockets that connect and send nothing (or a header line every few seconds, and reconnect when
+ * closed) cannot keep a scraper, a health check or a spend out: each one that arrives takes the
+ * place of the longest-waiting, and a legitimate client, which sends its request at once, becomes
+ * busy before its turn to be shed comes.
  *
  * Connections are keyed by their remote address and port, which a TLS socket shares with the TCP
  * socket under it (the table tracks the TCP socket from the moment it is accepted, before any
@@ -73,6 +74,17 @@ export function limitConnections(server: Server, limits: ConnectionLimits): Conn
   // map has waited longest (a connection moves to the end whenever it becomes waiting again).
   const table = new Map<string, Tracked>();
   const counts = { shed: 0, refused: 0, slow: 0 };
+  // Connections with a request being answered. While all `max` are, there is nobody to shed: Node
+  // itself closes newcomers as they are accepted (server.maxConnections), before it sets up a
+  // parser for each, which a flood of them would otherwise pay for.
+  let busyNow = 0;
+  const gate = (): void => {
+    server.maxConnections = busyNow >= limits.max ? limits.max : Number.POSITIVE_INFINITY;
+  };
+  gate();
+  server.on('drop', () => {
+    counts.refused++;
+  });
 
   const waiting = (t: Tracked, key: string, now: number): void => {
     t.since = now;
@@ -100,9 +112,15 @@ export function limitConnections(server: Server, limits: ConnectionLimits): Conn
       victim.socket.destroy();
     }
     const key = keyOf(socket);
-    table.set(key, { socket, busy: 0, since: Date.now(), bytesAt: 0 });
+    const t: Tracked = { socket, busy: 0, since: Date.now(), bytesAt: 0 };
+    table.set(key, t);
     socket.once('close', () => {
-      if (table.get(key)?.socket === socket) table.delete(key);
+      if (t.busy > 0) {
+        t.busy = 0;
+        busyNow--;
+        gate();
+      }
+      if (table.get(key) === t) table.delete(key);
     });
   });
 
@@ -110,13 +128,18 @@ export function limitConnections(server: Server, limits: ConnectionLimits): Conn
     const key = keyOf(req.socket);
     const t = table.get(key);
     if (!t) return;
-    t.busy++;
+    if (t.busy++ === 0) {
+      busyNow++;
+      gate();
+    }
     let done = false;
     const finished = () => {
-      if (done) return;
+      if (done || t.busy === 0) return;
       done = true;
-      t.busy = Math.max(0, t.busy - 1);
-      if (t.busy === 0 && table.get(key) === t) waiting(t, key, Date.now());
+      if (--t.busy > 0) return;
+      busyNow--;
+      gate();
+      if (table.get(key) === t) waiting(t, key, Date.now());
     };
     res.once('finish', finished);
     res.once('close', finished);
@@ -139,11 +162,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits): Conn
   timer.unref();
 
   return {
-    stats: () => {
-      let busy = 0;
-      for (const t of table.values()) if (t.busy > 0) busy++;
-      return { open: table.size, busy, ...counts };
-    },
+    stats: () => ({ open: table.size, busy: busyNow, ...counts }),
     stop: () => clearInterval(timer),
   };
 }
