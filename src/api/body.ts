@@ -5,7 +5,7 @@
  * an object — `JSON.parse` keeps the last of two, so `{"cost": 1, "cost": 500}` would mean what a
  * proxy or a log that keeps the first does not. Duplicates are found with Momoa, an ECMA-404 parser
  * that keeps every member of an object in its syntax tree (ESLint's JSON support is built on it);
- * the value itself is then JSON.parse's, which defines a `__proto__` key as an ordinary property.
+ * the value itself is JSON.parse's, which defines a `__proto__` key as an ordinary property.
  */
 import type { IncomingMessage } from 'node:http';
 import { type ObjectNode, parse as parseTree, traverse } from '@humanwhocodes/momoa';
@@ -75,8 +75,28 @@ export function readText(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Strict JSON with no key twice in one object, as a value; otherwise a 400. */
+/** Keys of every object in a parsed JSON value. */
+function keyCount(v: unknown): number {
+  if (typeof v !== 'object' || v === null) return 0;
+  let n = 0;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) n += keyCount(x);
+  return n + (Array.isArray(v) ? 0 : Object.keys(v).length);
+}
+
+/**
+ * Strict JSON with no key twice in one object, as a value; otherwise a 400. Every member name ends
+ * with a quote followed by a colon, so the text has at least as many of those as it has members;
+ * when it has exactly as many as the parsed value has keys, no key was lost to a duplicate and the
+ * syntax tree is not needed (a spend's body, in about a tenth of the time).
+ */
 export function parseJson(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new HttpFailure(400, 'malformed_json', 'the body is not JSON');
+  }
+  if ((text.match(/"\s*:/g)?.length ?? 0) === keyCount(value)) return value;
   let tree: ReturnType<typeof parseTree>;
   try {
     tree = parseTree(text, { mode: 'json', ranges: false, tokens: false });
@@ -94,7 +114,7 @@ export function parseJson(text: string): unknown {
       }
     },
   });
-  return JSON.parse(text);
+  return value;
 }
 
 /** A POST's body: its type checked, read, parsed. */

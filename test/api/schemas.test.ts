@@ -2,10 +2,12 @@
  * The route table's body schemas (src/api/requests.ts, zod) and docs/openapi.yaml say the same:
  * every route the table serves is in the document with its method, and each request body has the
  * same fields, the same required ones, no others, and the same type, pattern, enum and bounds per
- * field. A field changed in one and not the other fails here.
+ * field. A field changed in one and not the other fails here. And the body's JSON is strict, with
+ * no key twice.
  */
 import { expect, it } from 'vitest';
 import { toJSONSchema } from 'zod/v4/core';
+import { parseJson } from '../../src/api/body.js';
 import { ROUTES } from '../../src/api/routes.js';
 import { OPENAPI } from './openapi.js';
 
@@ -72,4 +74,24 @@ it('checks each request body against the schema the document gives it', () => {
     expect(ours.required, path).toEqual(theirs.required);
     expect(ours.fields, path).toEqual(theirs.fields);
   }
+});
+
+it('parses strict JSON and refuses a key twice in any object, however the text is spaced', () => {
+  const refused = (text: string) => {
+    try {
+      parseJson(text);
+      return undefined;
+    } catch (e) {
+      return (e as { field?: string; code?: string }).field ?? (e as { code?: string }).code;
+    }
+  };
+  expect(refused('{"cost":1,"cost":500}')).toBe('cost');
+  expect(refused('{"a" :1, "b": {"c":1,"c" : 3}}')).toBe('c');
+  expect(refused('{"a":[{"b":1},{"b":2,"b":3}]}')).toBe('b');
+  expect(refused('{"\\u0063ost":1,"cost":2}')).toBe('cost');
+  expect(refused('{"a":1,}')).toBe('malformed_json');
+  expect(refused("{'a':1}")).toBe('malformed_json');
+  // A quote and a colon inside a string are not a key: the syntax tree says so.
+  expect(parseJson('{"tag":"x\\":y","a":1}')).toEqual({ tag: 'x":y', a: 1 });
+  expect(Object.hasOwn(parseJson('{"__proto__":{"cost":500}}') as object, '__proto__')).toBe(true);
 });
