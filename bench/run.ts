@@ -5,9 +5,9 @@
  */
 import { cpus, freemem, totalmem } from 'node:os';
 
-const SECTIONS = ['ledger', 'cache', 'upstream', 'cli', 'guard', 'api', 'serve-memory'];
-/** Sections that run only when named: a soak of several minutes. */
-const ON_REQUEST = ['serve-memory'];
+const SECTIONS = ['ledger', 'cache', 'upstream', 'cli', 'guard', 'api', 'serve-memory', 'serve-slow'];
+/** Sections that run only when named: a soak of several minutes, an attack on a server. */
+const ON_REQUEST = ['serve-memory', 'serve-slow'];
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

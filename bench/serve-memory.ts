@@ -10,8 +10,8 @@
  * `BENCH_SERVE_BIN=<other checkout>/dist/cli/bin.js` runs another build instead (an older commit).
  * `BENCH_SERVE_ROUNDS` (default 3), `BENCH_SERVE_REQUESTS` (10000), `BENCH_SERVE_CONCURRENCY` (1000).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { main as cliMain } from '../src/cli/main.js';
 import { startSimulator } from '../src/youtube/simulator/index.js';
+import { listening, rssMb } from './serve-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = process.env['BENCH_SERVE_BIN'] ?? join(ROOT, 'dist/cli/bin.js');
@@ -26,28 +27,6 @@ const ROUNDS = Number(process.env['BENCH_SERVE_ROUNDS'] ?? 3);
 const REQUESTS = Number(process.env['BENCH_SERVE_REQUESTS'] ?? 10_000);
 const CONCURRENCY = Number(process.env['BENCH_SERVE_CONCURRENCY'] ?? 1_000);
 const IDLE_MS = 15_000;
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
-  return Math.round(kb / 1024);
-}
-
-async function listening(child: ChildProcess): Promise<string> {
-  let stderr = '';
-  return await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 60_000);
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-  });
-}
 
 /** `REQUESTS` GETs, `CONCURRENCY` in flight, on as many connections; RSS sampled every 50 ms. */
 async function round(
@@ -122,7 +101,7 @@ export async function run(): Promise<void> {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   try {
-    const base = await listening(child);
+    const base = await listening(child, /serving (http:\/\/127\.0\.0\.1:\d+)\/metrics/);
     const pid = child.pid!;
     await sleep(1_000);
     console.log(

@@ -1,4 +1,5 @@
-export { spendAnswer } from './answer.js';
+export { spendAnswer } from './answers.js';
+export type { CallerRules } from './callers.js';
 export {
   type ApiRoute,
   createDecisionApi,
@@ -6,5 +7,11 @@ export {
   type DecisionApiOptions,
   MAX_BODY_BYTES,
 } from './decisions.js';
-export { type DecisionApiSetup, decisionApiFor, readTls } from './setup.js';
+export {
+  callerRules,
+  checkDecisionsAddress,
+  type DecisionApiSetup,
+  decisionApiFor,
+  readTls,
+} from './setup.js';
 export { type ApiClient, LOCAL_CLIENT, parseTokens, sha256, TokenFile } from './tokens.js';

@@ -16,7 +16,7 @@ import { entryKey, entryRequest } from '../guard/entries.js';
 import type { Guard } from '../guard/guard.js';
 import { bucketWindow, budgetKey } from '../guard/keys.js';
 import { resolveSpend } from '../guard/resolve.js';
-import { withMethod } from '../guard/tags.js';
+import { siteOf, withMethod } from '../guard/tags.js';
 import type { SpendArgs } from '../guard/types.js';
 import type { EntryBudget } from '../ledger/types.js';
 import type { RecordBody, VoidBody } from './requests.js';
@@ -28,12 +28,22 @@ export interface LateFailures {
   unknownEntry(entry: string): Error;
 }
 
-/** The tag a spend of this body is written with: the token's name first, as `/v1/spend` writes it. */
+/**
+ * The tag a spend of this body is written with: the token's name first, as `/v1/spend` writes it
+ * (once: a tag that starts with it already, as a client that names its site after its token
+ * writes, keeps it as it is).
+ */
 export function clientTag(
   client: ApiClient,
   body: { tag?: string; method?: string; bucket?: string },
 ): string {
-  return withMethod(`${client.name}:${body.tag ?? body.method ?? body.bucket}`, body.method);
+  const tag = body.tag ?? body.method ?? body.bucket ?? '';
+  return withMethod(siteOf(tag) === client.name ? tag : `${client.name}:${tag}`, body.method);
+}
+
+/** Whether an entry's tag says this client spent it (another's entry is as unknown as none). */
+export function spentBy(tag: string | undefined, client: ApiClient): boolean {
+  return tag !== undefined && siteOf(tag) === client.name;
 }
 
 export async function recordLate(
@@ -101,7 +111,7 @@ export async function voidLate(
   let budgets: EntryBudget[];
   if (spent) {
     // Another client's entry is as unknown to this one as an entry never spent.
-    if (!spent.tag?.startsWith(`${client.name}:`)) throw fail.unknownEntry(body.entry);
+    if (!spentBy(spent.tag, client)) throw fail.unknownEntry(body.entry);
     budgets = resolveSpend(guard.config, spent, nowMs).budgets.map(({ key, windowMs }) => ({
       key,
       windowMs,

@@ -17,6 +17,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import * as z from 'zod/mini';
+import '../zod-mini.js';
 import { TIERS, type Tier } from '../config/types.js';
 import { parseYaml } from '../config/yaml.js';
 import { ConfigError } from '../errors.js';
@@ -52,46 +54,73 @@ function problem(file: string, what: string): ConfigError {
   return new ConfigError([`tokens file '${file}': ${what}`], 'QG_CONFIG_INVALID', { field: '--tokens' });
 }
 
-/** The file's tokens; throws a ConfigError naming the entry and field at fault (never a token). */
-export function parseTokens(file: string, text: string): TokenEntry[] {
+/** One entry of the file; any other key is a mistake (a misspelt `mayBlock` would otherwise grant nothing, silently). */
+const TokenSchema = z.strictObject({
+  name: z.string().check(z.regex(NAME)),
+  sha256: z.string().check(z.regex(/^[0-9a-fA-F]{64}$/)),
+  credentials: z.array(z.string()).check(z.minLength(1)),
+  tiers: z.optional(z.array(z.enum(TIERS))),
+  mayBlock: z.optional(z.boolean()),
+});
+
+/** What each field must be, as the file's mistakes say it (never the value: it may be a token). */
+const MUST: Readonly<Record<string, string>> = {
+  name: 'must be 1-40 characters of A-Z a-z 0-9 _ . -',
+  sha256: "must be the token's SHA-256 in hex (64 characters)",
+  credentials: "must be a list of credential ids (or ['*'])",
+  tiers: `must be a list of ${TIERS.join(', ')}`,
+  mayBlock: 'must be true or false',
+};
+
+function entryProblem(file: string, at: string, issue: z.core.$ZodIssue): ConfigError {
+  if (issue.code === 'unrecognized_keys') {
+    return problem(
+      file,
+      `${at}: '${String(issue.keys[0]).slice(0, 40)}' is not a field of a token (${Object.keys(MUST).join(', ')})`,
+    );
+  }
+  const field = String(issue.path[0] ?? '');
+  return problem(file, field ? `${at}.${field} ${MUST[field] ?? 'is not valid'}` : `${at} must be a mapping`);
+}
+
+/**
+ * The file's tokens; throws a ConfigError naming the entry and field at fault (never a token). With
+ * `known`, the credential ids a token names must be among them (or `*`).
+ */
+export function parseTokens(file: string, text: string, known?: readonly string[]): TokenEntry[] {
   let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch {
     throw problem(file, 'is not valid YAML or JSON');
   }
-  const list = (doc as { tokens?: unknown } | null)?.tokens;
+  const list =
+    typeof doc === 'object' && doc !== null && Object.hasOwn(doc, 'tokens')
+      ? (doc as { tokens: unknown }).tokens
+      : undefined;
   if (!Array.isArray(list)) throw problem(file, 'must have a `tokens:` list');
   const names = new Set<string>();
+  const credentials = known === undefined ? undefined : new Set(known);
   return list.map((raw, i) => {
     const at = `tokens[${i}]`;
-    const t = (raw ?? {}) as Record<string, unknown>;
-    if (typeof t['name'] !== 'string' || !NAME.test(t['name'])) {
-      throw problem(file, `${at}.name must be 1-40 characters of A-Z a-z 0-9 _ . -`);
-    }
-    if (names.has(t['name'])) throw problem(file, `${at}.name '${t['name']}' appears twice`);
-    names.add(t['name']);
-    const hash = t['sha256'];
-    if (typeof hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(hash)) {
-      throw problem(file, `${at}.sha256 must be the token's SHA-256 in hex (64 characters)`);
-    }
-    const creds = t['credentials'];
-    if (!Array.isArray(creds) || creds.length === 0 || !creds.every((c) => typeof c === 'string')) {
-      throw problem(file, `${at}.credentials must be a list of credential ids (or ['*'])`);
-    }
-    const tiers = t['tiers'] ?? ['scheduled'];
-    if (!Array.isArray(tiers) || !tiers.every((x) => (TIERS as readonly unknown[]).includes(x))) {
-      throw problem(file, `${at}.tiers must be a list of ${TIERS.join(', ')}`);
-    }
-    if (t['mayBlock'] !== undefined && typeof t['mayBlock'] !== 'boolean') {
-      throw problem(file, `${at}.mayBlock must be true or false`);
+    const r = TokenSchema.safeParse(raw);
+    if (!r.success) throw entryProblem(file, at, r.error.issues[0]!);
+    const t = r.data;
+    if (names.has(t.name)) throw problem(file, `${at}.name '${t.name}' appears twice`);
+    names.add(t.name);
+    const unknown = credentials && t.credentials.find((c) => c !== '*' && !credentials.has(c));
+    if (unknown !== undefined && credentials) {
+      throw problem(
+        file,
+        `${at}.credentials: unknown credential '${unknown.slice(0, 100)}' (configured: ${[...credentials].join(', ')})`,
+      );
     }
     return {
-      name: t['name'],
-      hash: Buffer.from(hash, 'hex'),
-      credentials: creds as string[],
-      tiers: tiers as Tier[],
-      mayBlock: t['mayBlock'] === true,
+      name: t.name,
+      hash: Buffer.from(t.sha256, 'hex'),
+      credentials: t.credentials,
+      tiers: t.tiers ?? ['scheduled'],
+      mayBlock: t.mayBlock === true,
     };
   });
 }
@@ -102,14 +131,19 @@ export function sha256(token: string): Buffer {
 
 export class TokenFile {
   readonly #file: string;
+  readonly #known: readonly string[] | undefined;
   #logger: Logger | undefined;
   #entries: TokenEntry[];
   #stamp: string;
   #checkedAt = 0;
 
-  /** Reads the file now: a missing or malformed file is a ConfigError (exit 78). */
-  constructor(file: string, logger?: Logger) {
+  /**
+   * Reads the file now: a missing or malformed file, or one naming a credential not among `known`
+   * (the config's), is a ConfigError (exit 78).
+   */
+  constructor(file: string, logger?: Logger, known?: readonly string[]) {
     this.#file = file;
+    this.#known = known;
     this.#logger = logger;
     this.#stamp = this.#stat();
     this.#entries = this.#read();
@@ -140,7 +174,7 @@ export class TokenFile {
     } catch {
       throw problem(this.#file, 'cannot be read');
     }
-    return parseTokens(this.#file, text);
+    return parseTokens(this.#file, text, this.#known);
   }
 
   /** Re-read when the file changed (looked at most once a second). */

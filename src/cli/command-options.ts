@@ -58,6 +58,8 @@ export interface RunOptions extends JobCommandOptions {
   backfill: boolean;
   decisions?: boolean;
   tokens?: string;
+  allowHost?: string[];
+  allowOrigin?: string[];
 }
 
 export interface SearchCommandOptions extends ConfigOptions {
@@ -73,6 +75,8 @@ export interface ServeOptions extends ConfigOptions {
   tokens?: string;
   tlsCert?: string;
   tlsKey?: string;
+  allowHost?: string[];
+  allowOrigin?: string[];
 }
 
 export interface SimulateOptions {

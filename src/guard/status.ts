@@ -237,9 +237,10 @@ function spendSplit(
   snap: Snapshot,
   credential: CredentialConfig,
 ): { byRegion: Record<string, number>; byMethod: Record<string, number>; bySite: Record<string, number> } {
-  const byRegion: Record<string, number> = {};
-  const byMethod: Record<string, number> = {};
-  const bySite: Record<string, number> = {};
+  // Names are data: a token called `constructor` or `__proto__` is a site like any other.
+  const byRegion: Record<string, number> = Object.create(null);
+  const byMethod: Record<string, number> = Object.create(null);
+  const bySite: Record<string, number> = Object.create(null);
   for (const [tag, units] of Object.entries(snap.byTag)) {
     const t = parseTag(tag, credential.methods);
     add(byRegion, t.region ?? '(none)', units);

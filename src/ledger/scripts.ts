@@ -380,7 +380,12 @@ export class LedgerScripts {
     const ik = this.#internal(key);
     const r = asArray(await this.#peek.call([ik.log, ik.meta], windowMs), 'peek');
     if (Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
-    const snap: Snapshot = { used: Number(r[1]), calls: Number(r[2]), byTag: {}, now: Number(r[0]) };
+    const snap: Snapshot = {
+      used: Number(r[1]),
+      calls: Number(r[2]),
+      byTag: Object.create(null),
+      now: Number(r[0]),
+    };
     if (snap.calls > 0) {
       snap.oldestAt = Number(r[3]);
       snap.newestAt = Number(r[4]);

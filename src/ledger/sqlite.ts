@@ -494,7 +494,7 @@ class SqliteBackend implements LedgerBackend {
 
   async peek(key: string, windowMs: number): Promise<Snapshot> {
     return this.#read('peek', key, windowMs, (k, row, now) => {
-      const snap: Snapshot = { used: 0, calls: 0, byTag: {}, now };
+      const snap: Snapshot = { used: 0, calls: 0, byTag: Object.create(null), now };
       for (const t of row ? this.#sql.byTag.all(k, now - windowMs) : []) {
         snap.used += t.units;
         snap.calls += t.calls;

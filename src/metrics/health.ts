@@ -1,6 +1,11 @@
 /**
- * `/healthz`: the ledger store and the cache both answer → healthy; otherwise unhealthy with the
- * reason. Reasons are our own error messages (store URLs are redacted there), never a secret.
+ * `/healthz`: the ledger store and the cache both answer and, for a server that spends (the
+ * decision API, `run`), the store takes a write now → healthy; otherwise unhealthy with the reason.
+ * A store that answers reads but refuses writes (a Redis at its `maxmemory`, a SQLite file on a
+ * file system gone read-only) refuses every spend, so "it answers a ping" is not health there: the
+ * write check blocks and unblocks a probe key of its own, which no credential's bucket can name,
+ * once per check. Reasons are our own error messages (store URLs are redacted there), never a
+ * secret.
  */
 
 import { isQuotaGuardError } from '../errors.js';
@@ -17,11 +22,15 @@ export interface HealthCheck {
 
 export interface Health {
   ok: boolean;
-  checks: { ledger?: HealthCheck; cache?: HealthCheck };
+  /** Why it is not ok: the first failing check's reason. */
+  reason?: string;
+  checks: { ledger?: HealthCheck; writes?: HealthCheck; cache?: HealthCheck };
 }
 
 export interface HealthSources {
   ledger?: Ledger;
+  /** Also check that the ledger store takes writes (a server that spends). */
+  writes?: boolean;
   cache?: Cache;
   /** Give up on a probe after this long (default 2,000 ms). */
   timeoutMs?: number;
@@ -29,6 +38,16 @@ export interface HealthSources {
 
 /** A cursor nobody writes: reading it touches the cache file without scanning anything. */
 const PROBE_CURSOR = 'healthz';
+
+/** The key the write check blocks and unblocks: outside every credential's `qg:{<id>}:` keys. */
+export const WRITE_PROBE_KEY = 'qg:healthz:write-probe';
+
+/** A write the store must take for spends to be recorded: a block of the probe key, lifted at once. */
+async function writeProbe(ledger: Ledger): Promise<void> {
+  // Expires by itself should the unblock not arrive.
+  await ledger.block(WRITE_PROBE_KEY, Date.now() + 60_000, 'health check');
+  await ledger.unblock(WRITE_PROBE_KEY);
+}
 
 function reason(e: unknown): string {
   if (isQuotaGuardError(e)) return `${e.message} (${e.code})`;
@@ -63,8 +82,21 @@ export async function checkHealth(s: HealthSources): Promise<Health> {
     s.ledger ? probe(() => s.ledger!.ping(), timeoutMs, 'the ledger store') : undefined,
     s.cache ? probe(() => s.cache!.getCursor(PROBE_CURSOR), timeoutMs, 'the cache') : undefined,
   ]);
+  // Only once the store answers: a store that is down says so under `ledger`.
+  const writes =
+    s.ledger && s.writes && ledger?.ok
+      ? await probe(() => writeProbe(s.ledger!), timeoutMs, 'a write to the ledger store')
+      : undefined;
   const checks: Health['checks'] = {};
   if (ledger) checks.ledger = ledger;
+  if (writes) checks.writes = writes;
   if (cache) checks.cache = cache;
-  return { ok: (ledger?.ok ?? true) && (cache?.ok ?? true), checks };
+  const failed = [
+    ledger?.ok === false ? `the ledger store does not answer: ${ledger.error}` : undefined,
+    writes?.ok === false
+      ? `spends cannot be recorded: the ledger store refuses writes: ${writes.error}`
+      : undefined,
+    cache?.ok === false ? `the cache does not answer: ${cache.error}` : undefined,
+  ].find((r) => r !== undefined);
+  return { ok: failed === undefined, ...(failed !== undefined ? { reason: failed } : {}), checks };
 }

@@ -21,6 +21,7 @@ import { regionFreshness } from '../youtube/freshness.js';
 import type { JobResult } from '../youtube/job-library/types.js';
 import { regionOfJob } from '../youtube/job-names.js';
 import { youtubeConfigured } from '../youtube/trending-spend.js';
+import type { ConnectionStats } from './connections.js';
 
 export const METRIC_PREFIX = 'quota_guard_';
 
@@ -35,6 +36,16 @@ export interface MetricSources {
 
 const DECISIONS = ['allowed', 'denied', 'blocked', 'fail-open', 'fail-closed', 'store-down'] as const;
 const JOBS = ['trending', 'backfill'] as const;
+
+/**
+ * Job names of recorded runs that get a `job` label of their own per credential besides the jobs
+ * above: the first this many seen (the run history's totals in the store's order at the first
+ * scrape, then as they appear); the rest are summed under `job="other"` and counted in
+ * `recorded_job_names_folded`. Clients name their jobs (`POST /v1/runs`), so without a bound 2,000
+ * names from one token were 4,000 more series.
+ */
+export const MAX_JOB_LABELS = 25;
+export const OTHER_JOBS = 'other';
 
 /** `trending:US` → job `trending`, region `US`; `backfill` → job `backfill`, region ``. */
 export function jobLabels(job: string): { job: string; region: string } {
@@ -71,7 +82,14 @@ export class Metrics {
   readonly recordedRuns: Counter<'credential' | 'job' | 'outcome'>;
   readonly recordedUnits: Counter<'credential' | 'job'>;
   readonly historyUp: Gauge;
+  readonly foldedJobs: Gauge<'credential'>;
+  /** Per credential, the job names given a label of their own (MAX_JOB_LABELS). */
+  readonly #jobLabels = new Map<string, Set<string>>();
   readonly apiRequests: Counter<'route' | 'outcome' | 'client'>;
+  readonly apiDuration: Histogram<'route'>;
+  readonly connections: Gauge<'state'>;
+  readonly connectionsClosed: Counter<'why'>;
+  #connectionStats: (() => ConnectionStats) | undefined;
 
   /**
    * Declares every metric: one statement each, the name, help text and labels that docs/operations.md
@@ -197,12 +215,57 @@ export class Metrics {
       'history_up',
       '1 when the run history in the ledger’s store answered the last scrape, else 0',
     );
+    this.foldedJobs = gauge(
+      'recorded_job_names_folded',
+      `Job names of recorded runs beyond the first ${MAX_JOB_LABELS} per credential, whose runs and units are counted under job="${OTHER_JOBS}"`,
+      ['credential'],
+    );
     this.apiRequests = counter(
       'api_requests_total',
       'Decision API requests by route (spend, report, runs, status), outcome (a decision’s reason, replayed, an outcome reported, a run recorded, or the HTTP status of a refusal) and client (the token’s name)',
       ['route', 'outcome', 'client'],
     );
+    this.apiDuration = new Histogram({
+      name: `${METRIC_PREFIX}api_request_duration_seconds`,
+      help: 'How long the decision API took to answer, from the request to the answer written, by route (a spend is one guard decision: a store round trip)',
+      labelNames: ['route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
+    const stats = () => this.#connectionStats?.();
+    this.connections = new Gauge({
+      name: `${METRIC_PREFIX}http_connections`,
+      help: 'Open connections of the HTTP server: busy (a request being answered) or waiting (idle, or sending a request)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const s = stats();
+        if (!s) return;
+        this.set({ state: 'busy' }, s.busy);
+        this.set({ state: 'waiting' }, s.open - s.busy);
+      },
+    });
+    this.connectionsClosed = new Counter({
+      name: `${METRIC_PREFIX}http_connections_closed_total`,
+      help: "Connections the HTTP server closed to stay within its table: shed (the longest waiting, to make room), refused (a newcomer while all were busy), slow (a next request's headers too slow)",
+      labelNames: ['why'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const s = stats();
+        if (!s) return;
+        this.inc({ why: 'shed' }, s.shed);
+        this.inc({ why: 'refused' }, s.refused);
+        this.inc({ why: 'slow' }, s.slow);
+      },
+    });
     if (sources) this.#initialise(sources.config);
+  }
+
+  /** Where the HTTP server's connection figures are read at scrape time. */
+  setConnections(stats: () => ConnectionStats): void {
+    this.#connectionStats = stats;
   }
 
   /**
@@ -243,9 +306,10 @@ export class Metrics {
     this.failOpenUnits.inc({ credential: o.credential, bucket: o.bucket }, o.cost);
   }
 
-  /** One decision API request answered (src/api/): route, outcome, the calling token's name. */
-  readonly apiRequest = (route: string, outcome: string, client: string): void => {
+  /** One decision API request answered (src/api/): route, outcome, the calling token's name, how long it took. */
+  readonly apiRequest = (route: string, outcome: string, client: string, seconds?: number): void => {
     this.apiRequests.inc({ route, outcome, client });
+    if (seconds !== undefined) this.apiDuration.observe({ route }, seconds);
   };
 
   /** Feed one guard event (pass as the guard's `onEvent`). Never throws. */
@@ -377,12 +441,35 @@ export class Metrics {
           this.recordedUnits.inc({ credential, job }, 0);
           for (const outcome of JOB_OUTCOMES) this.recordedRuns.inc({ credential, job, outcome }, 0);
         }
+      this.foldedJobs.reset();
+      const folded = new Map<string, Set<string>>();
       for (const t of totals) {
-        this.recordedRuns.inc({ credential: t.credential, job: t.job, outcome: t.outcome }, t.runs);
-        this.recordedUnits.inc({ credential: t.credential, job: t.job }, t.units);
+        const job = this.#jobLabel(t.credential, t.job);
+        if (job === OTHER_JOBS && t.job !== OTHER_JOBS) {
+          if (!folded.has(t.credential)) folded.set(t.credential, new Set());
+          folded.get(t.credential)!.add(t.job);
+        }
+        this.recordedRuns.inc({ credential: t.credential, job, outcome: t.outcome }, t.runs);
+        this.recordedUnits.inc({ credential: t.credential, job }, t.units);
       }
+      for (const credential of credentials)
+        this.foldedJobs.set({ credential }, folded.get(credential)?.size ?? 0);
     }
     this.historyUp.set(freshness && totals ? 1 : 0);
+  }
+
+  /** The `job` label of a recorded job's runs: its name while it is among the first MAX_JOB_LABELS, else `other`. */
+  #jobLabel(credential: string, job: string): string {
+    if ((JOBS as readonly string[]).includes(job)) return job;
+    let names = this.#jobLabels.get(credential);
+    if (!names) {
+      names = new Set();
+      this.#jobLabels.set(credential, names);
+    }
+    if (names.has(job)) return job;
+    if (names.size >= MAX_JOB_LABELS) return OTHER_JOBS;
+    names.add(job);
+    return job;
   }
 
   /** The Prometheus text exposition, state read now. */

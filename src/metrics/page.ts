@@ -22,6 +22,7 @@ import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
 import type { RunHistory, RunSummary } from '../history/types.js';
 import type { Ledger } from '../ledger/types.js';
+import { terminalText } from '../terminal-text.js';
 import { luxon } from '../time-libs.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
 import { type RegionFreshness, regionFreshness } from '../youtube/freshness.js';
@@ -161,12 +162,39 @@ export function chartPoints(
     points.push({ at: r.finishedAt, used, kind: 'run' });
   }
   points.sort((x, y) => x.at - y.at);
-  points.push({ at: nowMs, used: b.used, kind: 'now' });
-  return points;
+  const drawn = thinned(points, start, nowMs);
+  drawn.push({ at: nowMs, used: b.used, kind: 'now' });
+  return drawn;
 }
 
+/**
+ * Run points a chart draws at most. A run is a point, and clients record runs (`POST /v1/runs`):
+ * 2,000 runs in a day took the page to 1.5 MB. Past this many, the window is cut into this many
+ * equal slots and each slot keeps its highest point, which a chart 640 units wide cannot tell
+ * from all of them.
+ */
+export const MAX_CHART_RUN_POINTS = 320;
+
+function thinned(points: ChartPoint[], start: number, end: number): ChartPoint[] {
+  const runs = points.filter((p) => p.kind === 'run');
+  if (runs.length <= MAX_CHART_RUN_POINTS) return points;
+  const slot = Math.max(1, (end - start) / MAX_CHART_RUN_POINTS);
+  const kept = new Map<number, ChartPoint>();
+  for (const p of runs) {
+    const i = Math.floor((p.at - start) / slot);
+    const q = kept.get(i);
+    if (!q || p.used >= q.used) kept.set(i, p);
+  }
+  return [...points.filter((p) => p.kind !== 'run'), ...kept.values()].sort((x, y) => x.at - y.at);
+}
+
+/**
+ * Text as HTML, and safe to show: markup escaped, and control and bidirectional characters (which
+ * reorder what follows them) replaced as the CLI replaces them (src/terminal-text.ts), for every
+ * field a client can set — reasons, tags, job names, token names.
+ */
 const esc = (s: string): string =>
-  s.replace(
+  terminalText(s).replace(
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
   );

@@ -6,9 +6,12 @@
  * finished, then the HTTP server and the cache closed, and the handle (pending spends settled).
  */
 
+import type { CallerRules } from '../api/callers.js';
+import type { TokenFile } from '../api/tokens.js';
 import type { Guard } from '../guard/guard.js';
 import { openRunHistory } from '../history/index.js';
 import type { HttpAddress } from '../http-address.js';
+import { limitRepeats } from '../log-limit.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../metrics/page.js';
 import { type MetricsServer, startMetricsServer } from '../metrics/server.js';
@@ -77,8 +80,11 @@ export interface ServiceOptions extends ScheduledJobsOptions {
   qg: QuotaGuard;
   /** Serve /metrics and /healthz here. */
   http?: HttpAddress;
-  /** Also serve the decision API under /v1/ on `http` (src/api/), with these bearer tokens. */
-  decisions?: { tokensFile?: string };
+  /**
+   * Also serve the decision API under /v1/ on `http` (src/api/), with these bearer tokens (a file,
+   * or one already read) and the host names and origins allowed beyond the defaults.
+   */
+  decisions?: { tokensFile?: string; tokens?: TokenFile; callers?: CallerRules };
   /** Jobs to schedule instead of the config's (drills scale them). */
   jobs?: (ctx: JobContext) => ScheduledJob[];
   ticks?: TickSource;
@@ -118,7 +124,10 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
             history,
             host: opts.http.host,
             ...(opts.decisions.tokensFile !== undefined ? { tokensFile: opts.decisions.tokensFile } : {}),
-            logger,
+            ...(opts.decisions.tokens !== undefined ? { tokens: opts.decisions.tokens } : {}),
+            ...(opts.decisions.callers !== undefined ? { callers: opts.decisions.callers } : {}),
+            // A wrong token's refusals, said once per interval with a count.
+            logger: limitRepeats(logger),
             onRequest: metrics.apiRequest,
             labelsOf: trendingLabels,
           })
@@ -127,6 +136,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         ...(routes ? { routes } : {}),
         metrics,
         ledger,
+        // It spends: healthy only while the store takes writes.
+        writes: true,
         cache: jobs.cache,
         page: async () =>
           renderStatusPage(

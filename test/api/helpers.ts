@@ -62,7 +62,8 @@ export function tokensFile(
   file: string;
   secrets: Record<string, string>;
 } {
-  const secrets: Record<string, string> = {};
+  // Names are data: a token may be called `__proto__`.
+  const secrets: Record<string, string> = Object.create(null);
   const tokens = specs.map((s) => {
     const secret = randomBytes(18).toString('base64url');
     secrets[s.name] = secret;

@@ -45,7 +45,7 @@ export function toZod(input: Schema): z.ZodType {
     case 'string': {
       if (Array.isArray(s['enum'])) return z.enum(s['enum'] as [string, ...string[]]);
       let t = z.string();
-      if (typeof s['pattern'] === 'string') t = t.regex(new RegExp(s['pattern']));
+      if (typeof s['pattern'] === 'string') t = t.regex(new RegExp(s['pattern'], 'u'));
       if (typeof s['maxLength'] === 'number') t = t.max(s['maxLength']);
       if (s['format'] === 'date-time') t = t.refine((v) => !Number.isNaN(Date.parse(v)), 'a date-time');
       return t;

@@ -86,3 +86,26 @@ echo json_encode($out);
   >;
   expect(ph).toEqual(py);
 });
+
+it('says the store is down once per interval, with a count, however many spends it refuses', async () => {
+  const before = served
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('answered store-down')).length;
+  const answers = await Promise.all(
+    Array.from({ length: 300 }, (_, i) =>
+      client.spend({ credential: 'default', method: 'videos.list', entry: `flood-${i}` }),
+    ),
+  );
+  expect(answers.every((a) => (a.body as { reason: string }).reason === 'store-down')).toBe(true);
+  // The first line came with the first test's spend: these 300 are counted into its interval's line.
+  const lines = served
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('answered store-down'));
+  expect(lines.length - before).toBeLessThanOrEqual(1);
+  const metrics = await (await fetch(`${served.url}/metrics`)).text();
+  expect(metrics).toMatch(
+    /quota_guard_api_request_duration_seconds_count\{route="spend"\} (30[1-9]|3[1-9]\d)\n/,
+  );
+});

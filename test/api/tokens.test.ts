@@ -84,3 +84,73 @@ describe('serve --decisions beyond loopback', () => {
     );
   });
 });
+
+describe('a tokens file that names what the config does not have', () => {
+  it('refuses an unknown credential or a misspelt field at start: one line, exit 78, nothing created', async () => {
+    const store = sqliteStore();
+    const cfg = configFile(`store: ${store}\ncredentials:\n  - id: default\n`);
+    const file = tmpPath('unknown-credential.yaml');
+    writeFileSync(
+      file,
+      `tokens:\n  - name: cron\n    sha256: ${hash('s')}\n    credentials: [default, constructor]\n`,
+    );
+    const r = await cli('serve', '--config', cfg, '--http', '127.0.0.1:0', '--decisions', '--tokens', file);
+    expect(r.code).toBe(78);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /tokens\[0\]\.credentials: unknown credential 'constructor' \(configured: default\)/,
+    );
+    expect(existsSync(store.slice('sqlite:'.length))).toBe(false);
+    writeFileSync(
+      file,
+      `tokens:\n  - name: cron\n    sha256: ${hash('s')}\n    credentials: ['*']\n    maybBlock: true\n`,
+    );
+    const typo = await cli(
+      'serve',
+      '--config',
+      cfg,
+      '--http',
+      '127.0.0.1:0',
+      '--decisions',
+      '--tokens',
+      file,
+    );
+    expect(typo.code).toBe(78);
+    expect(typo.stderr).toMatch(/tokens\[0\]: 'maybBlock' is not a field of a token/);
+    expect(existsSync(store.slice('sqlite:'.length))).toBe(false);
+  });
+
+  it('keeps the tokens in force when a change names an unknown credential', () => {
+    const file = tmpPath('reload-unknown.yaml');
+    writeFileSync(file, yaml('first', 'secret-one'));
+    const errors: string[] = [];
+    const logger = {
+      info() {},
+      warn() {},
+      error: (o: object, m: string) => errors.push(`${m} ${JSON.stringify(o)}`),
+    };
+    const tokens = new TokenFile(file, logger, ['default']);
+    writeFileSync(file, yaml('first', 'secret-one').replace('[default]', '[default, elsewhere]'));
+    tokens.recheck();
+    expect(tokens.authenticate('secret-one')?.credentials).toEqual(['default']);
+    expect(errors.join()).toMatch(/unknown credential 'elsewhere'/);
+  });
+});
+
+describe('run --decisions beyond loopback', () => {
+  it('refuses to start without a tokens file (exit 78) before creating the ledger or the cache', async () => {
+    const data = tmpPath('run-data');
+    const cfg = configFile(
+      `store: sqlite:${data}/quota.db\ncache: { path: ${data}/cache.db }\ncredentials:\n  - id: default\n    apiKeyEnv: QG_RUN_TEST_KEY\n`,
+    );
+    process.env['QG_RUN_TEST_KEY'] = 'k';
+    const r = await cli('run', '--config', cfg, '--http', '0.0.0.0:0', '--decisions');
+    delete process.env['QG_RUN_TEST_KEY'];
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(
+      /the decision API serves beyond loopback \(0\.0\.0\.0\) only with bearer tokens/,
+    );
+    expect(existsSync(`${data}/quota.db`)).toBe(false);
+    expect(existsSync(`${data}/cache.db`)).toBe(false);
+  });
+});

@@ -1,7 +1,7 @@
 /** `quota-guard spend`: the action (its options are declared in src/cli/commands/spend.ts). */
 
 import { randomBytes } from 'node:crypto';
-import { spendAnswer } from '../../api/answer.js';
+import { spendAnswer } from '../../api/answers.js';
 import { bucketOf, methodOf } from '../../config/lookups.js';
 import { ExitCode, InvalidArgumentError, QuotaGuardError } from '../../errors.js';
 import type { Guard } from '../../guard/guard.js';

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../../http-address.js';
 import { lazyAction } from '../action.js';
-import { configOption, parsePositiveInt } from '../options.js';
+import { collect, configOption, parsePositiveInt } from '../options.js';
 
 export function register(program: Command): void {
   configOption(
@@ -32,6 +32,18 @@ export function register(program: Command): void {
         'bearer tokens of the decision API (required beyond loopback; docs/http-api.md)',
       )
       .option('--tls-cert <file>', 'serve HTTPS: the certificate chain (PEM)')
-      .option('--tls-key <file>', 'serve HTTPS: the private key (PEM)'),
+      .option('--tls-key <file>', 'serve HTTPS: the private key (PEM)')
+      .option(
+        '--allow-host <names>',
+        'a host name the decision API answers to besides IP addresses and localhost (repeatable, or a comma list)',
+        collect,
+        [],
+      )
+      .option(
+        '--allow-origin <origins>',
+        'a web origin whose pages may call the decision API (repeatable; none by default)',
+        collect,
+        [],
+      ),
   ).action(lazyAction(() => import('../actions/serve.js')));
 }

@@ -1,8 +1,10 @@
 /**
- * A spend's answer as JSON, in one shape for the decision API's `POST /v1/spend` and for
- * `quota-guard spend --json`: a script reads the same fields whichever way it spent.
+ * The decision API's answers, built from the guard's and the history's own values; a spend's is
+ * also what `quota-guard spend --json` prints, so a script reads the same fields whichever way it
+ * spent.
  */
 import type { SpendOutcome } from '../guard/types.js';
+import { type RunSummary, withCompatibleFields } from '../history/types.js';
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -41,5 +43,27 @@ export function spendAnswer(o: SpendOutcome, entry: string, allowUnknown = false
       ? { blockedUntil: iso(o.blockedUntil), blockedUntilMs: o.blockedUntil }
       : {}),
     at: o.at,
+  };
+}
+
+/** A recorded run's answer: the run as the history holds it (with `region`, as 0.2 answered). */
+export function runAnswer(r: RunSummary, id: string, replayed: boolean): Record<string, unknown> {
+  const { region } = withCompatibleFields(r);
+  return {
+    id,
+    replayed,
+    credential: r.credential,
+    job: r.job,
+    ...(r.client !== undefined ? { client: r.client } : {}),
+    ...(region !== null ? { region } : {}),
+    labels: r.labels,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    outcome: r.outcome,
+    pages: r.pages,
+    units: r.units,
+    items: r.items,
+    ...(r.reason !== null ? { reason: r.reason } : {}),
+    used: r.used,
   };
 }
