@@ -1,24 +1,26 @@
 /**
  * The previous minor release, 0.2.0 (commit b48f884), built from this checkout's own history and
- * kept for every later run in `${XDG_CACHE_HOME:-~/.cache}/quota-guard-prev/<commit>`, or taken from
+ * kept for every later run in `${XDG_CACHE_HOME:-~/.cache}/quota-guard-prev/<commit>-node<major>`, or taken from
  * $QG_PREVIOUS_RELEASE (a directory where it is built already).
  *
- * The build, once: `git archive <commit>` into a new directory; `npm ci --ignore-scripts` there (the
- * release's own lockfile; the packages come from the npm cache this checkout's install filled);
- * better-sqlite3's native addon copied from this checkout when both lockfiles install the same
- * version of it, else built there (`npm rebuild better-sqlite3`, minutes); then the release's own
- * `npm run build`. About a minute when the addon is copied.
+ * The build, once per Node line: `git archive <commit>` into a new directory; `npm ci
+ * --ignore-scripts` there (the release's own lockfile; the packages come from the npm cache this
+ * checkout's install filled); its better-sqlite3 replaced by the driver this checkout loads on this
+ * Node (src/sqlite/driver.ts: 12, built for it, on Node 20; 13 on 22 and later); then the release's
+ * own `npm run build`. About a minute.
  *
- * Why copying the addon is sound: it is the same package version's source built for the Node that
- * runs both releases here (its ABI), which is what building it again would produce. Why this
- * checkout's node_modules are not used as they are: the new release may depend on other versions
- * (a newer better-sqlite3, a new major of a library), and the previous release must run with the
- * dependencies it shipped with.
+ * Why the driver is this checkout's: 0.2.0 locked better-sqlite3 12, which aborts Node 24 and later,
+ * and its README told users of those lines to install 13 over it, as this does; on Node 20 it is the
+ * same major, built for this Node, which is what building it there would produce (minutes). Why the
+ * rest of this checkout's node_modules is not used: the new release may depend on other versions (a
+ * new major of a library), and the previous release must run with the dependencies it shipped with.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { sqliteDriver } from '../../src/sqlite/driver.js';
 import { ROOT } from './imports.js';
 
 export const PREVIOUS_RELEASE = { version: '0.2.0', commit: 'b48f884dad8501080fc02fc0096350bbd838fe67' };
@@ -36,14 +38,6 @@ function run(cmd: string, args: string[], cwd: string): void {
   }
 }
 
-/** The version of `name` a lockfile installs at the top of node_modules. */
-function lockedVersion(lockfile: string, name: string): string | undefined {
-  const lock = JSON.parse(readFileSync(lockfile, 'utf8')) as {
-    packages?: Record<string, { version?: string }>;
-  };
-  return lock.packages?.[`node_modules/${name}`]?.version;
-}
-
 function build(into: string): void {
   const { commit } = PREVIOUS_RELEASE;
   const known = spawnSync('git', ['-C', ROOT, 'cat-file', '-e', `${commit}^{commit}`]);
@@ -58,15 +52,13 @@ function build(into: string): void {
   });
   execFileSync('tar', ['-x', '-C', into], { input: archive });
   run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], into);
-  const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
-  const ours = lockedVersion(join(ROOT, 'node_modules/.package-lock.json'), 'better-sqlite3');
-  const theirs = lockedVersion(join(into, 'package-lock.json'), 'better-sqlite3');
-  if (ours !== undefined && ours === theirs && existsSync(join(ROOT, addon))) {
-    mkdirSync(join(into, 'node_modules/better-sqlite3/build/Release'), { recursive: true });
-    cpSync(join(ROOT, addon), join(into, addon));
-  } else {
-    run('npm', ['rebuild', 'better-sqlite3', '--no-audit', '--no-fund', '--loglevel=error'], into);
-  }
+  // The driver this checkout loads on this Node, whole, where the release looks for better-sqlite3.
+  const driver = dirname(
+    createRequire(join(ROOT, 'package.json')).resolve(`${sqliteDriver().name}/package.json`),
+  );
+  const target = join(into, 'node_modules/better-sqlite3');
+  rmSync(target, { recursive: true, force: true });
+  cpSync(driver, target, { recursive: true });
   run('npm', ['run', 'build', '--silent'], into);
   writeFileSync(join(into, '.built'), `${PREVIOUS_RELEASE.version} ${commit}\n`);
 }
@@ -75,7 +67,9 @@ function build(into: string): void {
 export function previousRelease(): PreviousRelease {
   const given = process.env['QG_PREVIOUS_RELEASE'];
   const cacheHome = process.env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
-  const dir = given || join(cacheHome, 'quota-guard-prev', PREVIOUS_RELEASE.commit);
+  // One build per Node line: the SQLite driver in it is the one that line runs.
+  const line = `node${process.versions.node.split('.')[0]}`;
+  const dir = given || join(cacheHome, 'quota-guard-prev', `${PREVIOUS_RELEASE.commit}-${line}`);
   if (!given && !existsSync(join(dir, '.built'))) {
     // Built beside and moved in whole: a run that stops halfway leaves nothing that looks built.
     const tmp = `${dir}.tmp-${process.pid}`;
