@@ -58,6 +58,8 @@ export interface LedgerBackend {
   void(req: BackendVoid): Promise<VoidResult>;
   perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]>;
   ping(): Promise<void>;
+  /** See `Ledger.waitingFor`. */
+  waitingFor?(): string | undefined;
   close(): Promise<void>;
 }
 

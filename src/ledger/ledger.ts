@@ -115,6 +115,10 @@ export class CheckedLedger implements Ledger {
     await this.#backend.ping();
   }
 
+  waitingFor(): string | undefined {
+    return this.#backend.waitingFor?.();
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

@@ -53,6 +53,7 @@ export class Commits {
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
   readonly #queue: Operation[] = [];
   #draining = false;
+  #busySince: number | undefined;
 
   constructor(
     db: Database.Database,
@@ -66,6 +67,11 @@ export class Commits {
     this.#tx = db.transaction((fn: () => unknown) => fn());
     // The wait for another process's lock is this queue's (the file was opened, and migrated, with it).
     db.pragma('busy_timeout = 0');
+  }
+
+  /** Since when (performance.now()) writes have found the lock another process's; undefined when not. */
+  get busySince(): number | undefined {
+    return this.#busySince;
   }
 
   /** Run `fn` in a transaction (BEGIN IMMEDIATE when `write`, else DEFERRED); its result once committed. */
@@ -94,8 +100,10 @@ export class Commits {
         const busy = this.#transaction(batch);
         if (busy === undefined) {
           attempt = 0;
+          this.#busySince = undefined;
           continue;
         }
+        this.#busySince ??= performance.now();
         // The lock is another process's: what has waited long enough fails, the rest waits on.
         const now = performance.now();
         const waiting = batch.filter((op) => {
@@ -108,6 +116,7 @@ export class Commits {
       }
     } finally {
       this.#draining = false;
+      this.#busySince = undefined;
     }
   }
 

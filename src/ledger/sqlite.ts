@@ -539,6 +539,12 @@ class SqliteBackend implements LedgerBackend {
     });
   }
 
+  waitingFor(): string | undefined {
+    const since = this.#commits.busySince;
+    if (since === undefined) return undefined;
+    return `another process holds the SQLite file's write lock (locked for ${Math.round(performance.now() - since)} ms so far)`;
+  }
+
   async ping(): Promise<void> {
     try {
       this.#db.prepare('SELECT 1').get();

@@ -241,6 +241,11 @@ export interface Ledger {
   perMinute(req: PerMinuteRequest): Promise<MinuteUnits[]>;
   /** Health probe: resolves when the store answers. */
   ping(): Promise<void>;
+  /**
+   * What the store's writes are waiting for at this moment, if anything (SQLite: another process
+   * holds the file's write lock); a health check that times out on a write says it.
+   */
+  waitingFor?(): string | undefined;
   close(): Promise<void>;
 }
 

@@ -83,10 +83,13 @@ export async function checkHealth(s: HealthSources): Promise<Health> {
     s.cache ? probe(() => s.cache!.getCursor(PROBE_CURSOR), timeoutMs, 'the cache') : undefined,
   ]);
   // Only once the store answers: a store that is down says so under `ledger`.
-  const writes =
+  let writes =
     s.ledger && s.writes && ledger?.ok
       ? await probe(() => writeProbe(s.ledger!), timeoutMs, 'a write to the ledger store')
       : undefined;
+  // A write still waiting says on what, where the store knows (another process's SQLite lock).
+  const waiting = writes?.ok === false ? s.ledger?.waitingFor?.() : undefined;
+  if (writes && waiting !== undefined) writes = { ...writes, error: `${writes.error}: ${waiting}` };
   const checks: Health['checks'] = {};
   if (ledger) checks.ledger = ledger;
   if (writes) checks.writes = writes;

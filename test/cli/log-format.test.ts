@@ -95,10 +95,12 @@ describe('JSON logs to the end', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as { port: number }).port;
     try {
-      // --decisions opens the store as a spending command: a new ledger is logged, then the port fails.
+      // `run` opens its store before it serves the page: a new ledger is logged, then the port fails.
+      // (`serve` listens first, so a port in use stops it before any line.)
       const cfg = configFile(`store: "${sqliteStore()}"\n`);
-      const r = await runChild(['serve', '--decisions', '--http', `127.0.0.1:${port}`, '--config', cfg], {
+      const r = await runChild(['run', '--http', `127.0.0.1:${port}`, '--config', cfg], {
         LOG_LEVEL: 'info',
+        YOUTUBE_API_KEY: 'test-key',
       });
       expect(r.code).toBe(69);
       const lines = r.stderr

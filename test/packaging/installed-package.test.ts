@@ -17,6 +17,9 @@
  * The consumer project of the first part sits beside the global install (`<prefix>/lib/consumer`),
  * so Node and TypeScript find `quota-guard` by walking up to `<prefix>/lib/node_modules`, as they do
  * from any project's own node_modules.
+ *
+ * Over 600 lines because every part shares the one pack and its installs (minutes each on a small
+ * machine): a file of its own per part would pack and install again for each.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
