@@ -77,9 +77,9 @@ export interface Mixed {
   simulatorKeys: string[];
   /** Starts the instances and the jobs, and schedules the crash and the restart. */
   start(day: Day, stopAt: number): Promise<void>;
-  /** Stops the jobs, waits for their journals, reads the history, stops the instances. */
+  /** Stops the jobs, waits for their journals, reads the history. */
   finish(day: Day): Promise<{ report: DrillMixed; checks: DrillCheck[] }>;
-  /** Whatever is still running is killed (a drill that failed). */
+  /** Stops the instances (SIGTERM), and kills a job still running (a drill that failed). */
   close(): Promise<void>;
 }
 
@@ -234,7 +234,6 @@ export function prepareMixed(
       const summaries = await Promise.all(jobs.map((j) => j.done));
       await Promise.all(pending);
       const runs = await clientRuns(day);
-      for (const i of instances) await i.stop();
       const clients = jobs.map((j, n) => clientFigures(j, summaries[n]!, runs));
       const report: DrillMixed = {
         simulator: {
@@ -250,10 +249,10 @@ export function prepareMixed(
       return { report, checks: mixedChecks(clients, started?.urls.length ?? 0) };
     },
 
+    // After the figures are read: the instances stop gracefully (a drill that failed kills its jobs).
     async close() {
       for (const j of jobs) j.kill();
-      for (const i of instances) i.kill('SIGKILL');
-      await Promise.all(instances.map((i) => i.exited()));
+      await Promise.all(instances.map((i) => i.stop()));
     },
   };
 }
