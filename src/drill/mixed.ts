@@ -110,6 +110,8 @@ export function prepareMixed(
     store,
     ...(redis ? { keyPrefix: options.keyPrefix ?? `qg-drill:${Date.now().toString(36)}:` } : {}),
   };
+  // Times are fractions of the day once it has started (an instance may answer before it does).
+  let fraction = (_at: number) => 0;
   const boot = async () => {
     const configFile = join(dir, 'serve-config.yaml');
     // JSON is YAML: the day's config as `serve` reads a file (its own cache file: the day's is
@@ -149,8 +151,6 @@ export function prepareMixed(
     }
     await Promise.all(instances.map((i) => i.start()));
   };
-  // Times are fractions of the day once it has started.
-  let fraction = (_at: number) => 0;
   const booted = boot();
   booted.catch(() => undefined);
 
@@ -231,7 +231,12 @@ export function prepareMixed(
 
     async finish(day) {
       writeFileSync(stopFile, '');
+      // A job ends its run, replays its journal (30 s at most) and exits; one that hangs is killed.
+      const late = setTimeout(() => {
+        for (const j of jobs) j.kill();
+      }, 90_000);
       const summaries = await Promise.all(jobs.map((j) => j.done));
+      clearTimeout(late);
       await Promise.all(pending);
       const runs = await clientRuns(day);
       const clients = jobs.map((j, n) => clientFigures(j, summaries[n]!, runs));
