@@ -23,6 +23,8 @@ export interface DrillCommandOptions {
   config?: string;
   quota: number;
   behindAt: number;
+  keyPrefix?: string;
+  mixed?: boolean;
   svg?: string;
   keep?: boolean;
 }

@@ -27,6 +27,7 @@ import { scheduledNeed } from '../youtube/cron-runs.js';
 import type { JobResult } from '../youtube/job-library/types.js';
 import { type Simulator, startSimulator } from '../youtube/simulator/index.js';
 import { backfillEnd, watchBackfillRuns } from './backfill-runs.js';
+import { type Mixed, prepareMixed } from './mixed.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
 import {
   CREDENTIAL,
@@ -55,8 +56,11 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
   const s = daySettings(options);
   const dir = mkdtempSync(join(tmpdir(), 'qg-drill-'));
   const open: OpenParts = { sim: undefined, service: undefined, ledger: undefined, timers: [] };
+  let mixed: Mixed | undefined;
   try {
-    const day = await startDay(s, options, dir, open);
+    // --mixed: PHP and Python cron jobs through two `serve` instances (mixed.ts).
+    if (options.mixed) mixed = prepareMixed(s, options, dir, open.timers);
+    const day = await startDay(s, mixed?.dayOptions ?? options, dir, open, mixed?.simulatorKeys ?? []);
     const loadAtStart = loadavg()[0]!;
     const { sim: simulator, service: svc, ledger, setup, t0, dayMs } = day;
     const { config, credential, hourSeconds, backfillBucket } = setup;
@@ -69,12 +73,15 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     // charged it), so what the ledger recorded is what the simulator charged. The ledger keeps two
     // days and the simulator's totals are cumulative: both are read after.
     const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
+    await mixed?.start(day, stopAt);
     await sleep(Math.max(0, stopAt - Date.now()));
     clearInterval(report);
     clearInterval(sampler);
     await svc.scheduler.stop('end of the day', { finishInFlight: true });
     await burst();
     await sample();
+    // The cron jobs stop too, and their journals are replayed before the ledger is read.
+    const clients = await mixed?.finish(day);
 
     const { buckets, recordedUnits } = await readBuckets(day, s.behind);
     if (Date.now() >= day.nextResetAt) s.progress('warning: the day ended before the figures were read');
@@ -97,6 +104,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       fraction,
       backfillRuns,
     });
+    checks.push(...(clients?.checks ?? []));
     const lifted = svc.guard.pacer.day(credential, t0 + 1).backfill.at(-1);
     return {
       ok: checks.every((c) => c.ok),
@@ -135,11 +143,13 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       buckets,
       checks,
       loadAverage: { start: round2(loadAtStart), end: round2(loadavg()[0]!) },
+      ...(clients ? { mixed: clients.report } : {}),
       elapsedMs: Date.now() - started,
       ...(options.keep ? { workDir: dir } : {}),
     };
   } finally {
     for (const timer of open.timers) clearTimeout(timer);
+    await mixed?.close();
     // The service closes the ledger; without one it is closed here.
     if (open.service) await open.service.stop('drill over');
     else await open.ledger?.close();
@@ -192,7 +202,13 @@ function reportProgress(s: DaySettings, day: Day, timers: NodeJS.Timeout[]): Nod
 }
 
 /** Seeds the backlog, waits for a tick, starts the simulator, opens the ledger and starts the jobs. */
-async function startDay(s: DaySettings, options: DrillOptions, dir: string, open: OpenParts): Promise<Day> {
+async function startDay(
+  s: DaySettings,
+  options: DrillOptions,
+  dir: string,
+  open: OpenParts,
+  outsideKeys: readonly string[],
+): Promise<Day> {
   const { daySeconds, profile, quota, maxPages, regions, progress } = s;
   const key = `drill-${Math.random().toString(36).slice(2)}`;
   const store = options.store ?? `sqlite:${join(dir, 'ledger.db')}`;
@@ -207,7 +223,7 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     quota,
     ...(ownStats ? { buckets: { 'videos.batchGetStats': quota } } : {}),
     dayLengthSec: daySeconds,
-    keys: [`${key}@${PROJECT}`],
+    keys: [`${key}@${PROJECT}`, ...outsideKeys],
   });
   open.sim = sim;
   // The day's start as the simulator counts it (it starts counting before it listens): every

@@ -98,57 +98,55 @@ export function drillConfig(
   const scale = o.daySeconds / DAY_SECONDS;
   const profile = drillProfile(o.profile);
   const ownStats = profile.buckets['videos.batchGetStats'] !== undefined;
-  const base = (budgets: unknown[]): YouTubeConfig =>
-    parseYouTubeConfig(
+  const document = (budgets: unknown[]): Record<string, unknown> => ({
+    // A drill shows a day's quota, not an outage: a command the store answers late on a busy
+    // machine waits for its answer (5 s, as the upstream) instead of failing open after 1 s.
+    store: {
+      url: o.store,
+      commandTimeoutMs: '5s',
+      ...(o.keyPrefix !== undefined ? { keyPrefix: o.keyPrefix } : {}),
+    },
+    cache: { path: o.cachePath },
+    upstream: { baseUrl: o.baseUrl, timeout: '5s' },
+    credentials: [
       {
-        // A drill shows a day's quota, not an outage: a command the store answers late on a busy
-        // machine waits for its answer (5 s, as the upstream) instead of failing open after 1 s.
-        store: {
-          url: o.store,
-          commandTimeoutMs: '5s',
-          ...(o.keyPrefix !== undefined ? { keyPrefix: o.keyPrefix } : {}),
+        id: CREDENTIAL,
+        apiKeyEnv: KEY_ENV,
+        profile: profile.id,
+        // Two days: the ledger keeps the whole drill day to be read after it, as the simulator does.
+        window: `${2 * o.daySeconds}s`,
+        buckets: {
+          [profile.defaultBucket]: { quota: o.quota },
+          // Only the backfill spends its own bucket: it needs no headroom there.
+          ...(ownStats ? { 'videos.batchGetStats': { quota: o.quota, backfillHeadroom: 0 } } : {}),
         },
-        cache: { path: o.cachePath },
-        upstream: { baseUrl: o.baseUrl, timeout: '5s' },
-        credentials: [
-          {
-            id: CREDENTIAL,
-            apiKeyEnv: KEY_ENV,
-            profile: profile.id,
-            // Two days: the ledger keeps the whole drill day to be read after it, as the simulator does.
-            window: `${2 * o.daySeconds}s`,
-            buckets: {
-              [profile.defaultBucket]: { quota: o.quota },
-              // Only the backfill spends its own bucket: it needs no headroom there.
-              ...(ownStats ? { 'videos.batchGetStats': { quota: o.quota, backfillHeadroom: 0 } } : {}),
-            },
-          },
-        ],
-        budgets,
-        // A profile of the caller's own goes in as data, as a config file would define it.
-        profiles: Object.hasOwn(PROFILES, profile.id) ? {} : { [profile.id]: profileData(profile) },
-        regions: [...o.regions],
-        schedules: {
-          trending: {
-            cron: cronEvery(hourSeconds),
-            stagger: `${Math.max(1, Math.round(120_000 * scale))}ms`,
-            maxPages: o.maxPages,
-            timeZone: 'UTC',
-          },
-          // 20 scaled minutes after the hour: after the last region's run (8 regions, 2 minutes apart).
-          backfill: {
-            cron: cronEvery(hourSeconds),
-            stagger: `${Math.round(hourSeconds * 1000) / 3}ms`,
-            timeZone: 'UTC',
-          },
-        },
-        maxSleep: `${Math.max(10, Math.round(30_000 * scale))}ms`,
-        // A scaled hour, as the default hour is for a real day: the backlog and every page trending
-        // wrote become due again within the day. The backfill is paced over the day (pace: day).
-        backfill: { minAge: `${hourSeconds * 1000}ms` },
       },
-      { env: { [KEY_ENV]: o.key } },
-    );
+    ],
+    budgets,
+    // A profile of the caller's own goes in as data, as a config file would define it.
+    profiles: Object.hasOwn(PROFILES, profile.id) ? {} : { [profile.id]: profileData(profile) },
+    regions: [...o.regions],
+    schedules: {
+      trending: {
+        cron: cronEvery(hourSeconds),
+        stagger: `${Math.max(1, Math.round(120_000 * scale))}ms`,
+        maxPages: o.maxPages,
+        timeZone: 'UTC',
+      },
+      // 20 scaled minutes after the hour: after the last region's run (8 regions, 2 minutes apart).
+      backfill: {
+        cron: cronEvery(hourSeconds),
+        stagger: `${Math.round(hourSeconds * 1000) / 3}ms`,
+        timeZone: 'UTC',
+      },
+    },
+    maxSleep: `${Math.max(10, Math.round(30_000 * scale))}ms`,
+    // A scaled hour, as the default hour is for a real day: the backlog and every page trending
+    // wrote become due again within the day. The backfill is paced over the day (pace: day).
+    backfill: { minAge: `${hourSeconds * 1000}ms` },
+  });
+  const base = (budgets: unknown[]): YouTubeConfig =>
+    parseYouTubeConfig(document(budgets), { env: { [KEY_ENV]: o.key } });
   const config = base([]);
   const credential = config.credential(CREDENTIAL);
   const method = backfillMethod(credential);
@@ -161,6 +159,7 @@ export function drillConfig(
   const backlogVideos = Math.ceil((1.25 * bucket.quota) / spec.cost) * 50;
   return {
     config,
+    document: document([]),
     credential: config.credential(CREDENTIAL),
     hourSeconds,
     backfillBucket: spec.bucket,

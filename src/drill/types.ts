@@ -7,6 +7,7 @@ import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
 import type { Service } from '../scheduler/service.js';
 import type { YouTubeConfig } from '../youtube/config/types.js';
 import type { Simulator } from '../youtube/simulator/index.js';
+import type { DrillMixed } from './mixed-types.js';
 
 export interface DrillOptions {
   /** Length of the compressed day in seconds (default 120; at least 24). */
@@ -39,6 +40,11 @@ export interface DrillOptions {
   onProgress?: (line: string) => void;
   /** Serve the status page, /metrics and /healthz while the day runs (port 0: any free port). */
   http?: HttpAddress;
+  /**
+   * Host outside spenders: two `serve --decisions` instances over the store and a PHP and a Python
+   * cron job spending through them (needs php with curl and python3; see src/drill/mixed.ts).
+   */
+  mixed?: boolean;
   /** Called once the scheduled jobs have started (its `server` is set when `http` was given). */
   onStart?: (service: Service) => void;
 }
@@ -151,6 +157,8 @@ export interface DrillReport {
   /** The machine's 1-minute load average as the day started and as it ended (a busy machine falls behind the line). */
   loadAverage: { start: number; end: number };
   elapsedMs: number;
+  /** With `mixed`: the simulator and its keys, the `serve` instances, what each cron job did. */
+  mixed?: DrillMixed;
   /** The ledger and cache files, when kept (`keep`). */
   workDir?: string;
 }
@@ -170,6 +178,8 @@ export interface Tally {
 
 export interface Setup {
   config: YouTubeConfig;
+  /** The config as a file would hold it (the API key from KEY_ENV): what a drill's `serve` reads. */
+  document: Record<string, unknown>;
   credential: CredentialConfig;
   hourSeconds: number;
   backfillBucket: string;

@@ -17,6 +17,8 @@ export async function run(opts: DrillCommandOptions): Promise<number | undefined
     quota: opts.quota,
     behindAt: opts.behindAt,
     ...(opts.store !== undefined ? { store: opts.store } : {}),
+    ...(opts.keyPrefix !== undefined ? { keyPrefix: opts.keyPrefix } : {}),
+    ...(opts.mixed ? { mixed: true } : {}),
     ...(opts.keep ? { keep: true } : {}),
     ...(progress ? { onProgress: progress } : {}),
   });

@@ -1,7 +1,7 @@
 /**
- * `quota-guard drill [--json] [--day-seconds N] [--store URL] [--profile P] [--quota N]`: run one
- * compressed quota day against the simulator with the real scheduler, guard, ledger and cache, print
- * the figures and check them. Exit 0 when every check passes, 70 when one fails.
+ * `quota-guard drill [--json] [--day-seconds N] [--store URL] [--key-prefix P] [--profile P]
+ * [--quota N] [--mixed]`: run one compressed quota day against the simulator with the real
+ * scheduler, guard, ledger and cache, print the figures and check them. Exit 0 when every check passes, 70 when one fails.
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { BUILTIN_PROFILE_IDS } from '../../profiles/profile-ids.js';
@@ -46,6 +46,14 @@ export function register(program: Command): void {
       'when someone else spends 20 % of the quota behind the guard, as a fraction of the day',
       fraction,
       0.5,
+    )
+    .option(
+      '--key-prefix <prefix>',
+      "key prefix on Redis (default: one of the drill's own); the store is left as the day ended it",
+    )
+    .option(
+      '--mixed',
+      'host outside spenders: two serve --decisions instances (one killed at mid-day, one restarted at 0.75), and PHP and Python cron jobs spending about 1/8 of the units through them (needs php with curl, and python3)',
     )
     .option('--svg <file>', "write the day's spend curve of the backfill's bucket to FILE as an SVG")
     .option('--keep', 'keep the temporary ledger and cache files')

@@ -1,5 +1,6 @@
 /** What `quota-guard drill` prints for people: per bucket what was spendable, served and charged, and the checks. */
 import type { BackfillEnd, DrillBackfillRun, DrillReport } from '../../drill/drill.js';
+import { mixedLines } from './drill-mixed.js';
 import { formatNumber, table } from './format.js';
 
 /** The human form of a drill report. */
@@ -34,6 +35,7 @@ export function renderDrill(r: DrillReport): string {
     `  upstream quotaExceeded: ${r.upstreamQuotaExceeded} before the block (${r.upstreamQuotaExceededTotal} in all)${r.blockedAtDayFraction !== null ? `, bucket blocked at ${(r.blockedAtDayFraction * 100).toFixed(0)}% of the day` : ''}`,
     `  scheduled spends denied: ${r.scheduledDenied} by the budget, ${r.scheduledBlocked} by the upstream block`,
     ...backfillRunLines(r),
+    ...mixedLines(r),
     `  trending runs completed: ${r.trendingRunsDone} of ${r.trendingRunsScheduled} (${(r.trendingRunsCompleted * 100).toFixed(1)}%); someone else spent at ${(r.behindAtDayFraction * 100).toFixed(0)}% of the day; the upstream ran dry at ${r.dryAtDayFraction === null ? 'no point' : `${(r.dryAtDayFraction * 100).toFixed(1)}% of the day`}`,
     '',
   );
