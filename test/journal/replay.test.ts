@@ -51,6 +51,19 @@ describe.each(STORES)('journal replay on $name', ({ open }) => {
     const { key, windowMs } = bucketWindow(credential, credential.buckets['units']!, Date.now());
     const snap = await ledger.peek({ key, windowMs });
     expect(snap).toMatchObject({ used: 7, calls: 1, oldestAt: at });
+    // The store counts what arrived late, for every process that reads it (status, the page).
+    expect(await ledger.late({ key, windowMs })).toEqual({ units: 7, entries: 1, oldestAt: at });
+    // A spend made now is not late; reconcile's replace (outside spend) is not late either.
+    await guard.spend({ credential: 'default', cost: 2 });
+    await ledger.record({
+      budgets: [{ key, windowMs }],
+      cost: 5,
+      tag: 'outside:units',
+      at: Date.now(),
+      replace: true,
+      entry: { key: `${key}:outside`, id: `outside-${seq}`, request: 'outside' },
+    });
+    expect(await ledger.late({ key, windowMs })).toEqual({ units: 7, entries: 1, oldestAt: at });
     expect(guard.stats()).toMatchObject({ recordedLate: 1, recordedLateUnits: 7, droppedLate: 0 });
     const late = log.events.flatMap((e) => (e.type === 'recorded-late' ? [e.late.outcome] : []));
     expect(late).toEqual(['recorded', 'replayed', 'replayed']);
@@ -85,6 +98,7 @@ describe.each(STORES)('journal replay on $name', ({ open }) => {
     const credential = cfg.credential('default');
     const { key, windowMs } = bucketWindow(credential, credential.buckets['units']!, Date.now());
     expect((await ledger.peek({ key, windowMs })).used).toBe(0);
+    expect(await ledger.late({ key, windowMs })).toEqual({ units: 0, entries: 0 });
     // The other store's line stays for whoever opens that store.
     expect((await journal.read()).entries.map((e) => e.id)).toEqual([`other-${seq}`]);
     await ledger.close();
