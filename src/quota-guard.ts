@@ -282,13 +282,16 @@ async function runOwnJob<T>(
         async (attempt) => {
           run.units += attempt.spend.cost;
           const failOpen = attempt.spend.reason === 'fail-open';
+          const journalled = failOpen && attempt.spend.journal !== undefined;
           if (failOpen) run.failOpenUnits += attempt.spend.cost;
+          if (journalled) run.journalledUnits += attempt.spend.cost;
           try {
             return await request(attempt);
           } catch (e) {
             if (notCharged(e)) {
               run.units -= attempt.spend.cost;
               if (failOpen) run.failOpenUnits -= attempt.spend.cost;
+              if (journalled) run.journalledUnits -= attempt.spend.cost;
             }
             throw e;
           }

@@ -10,7 +10,12 @@ import { createGuard } from '../../src/guard/index.js';
 import { type JournalEntry, JournalFile } from '../../src/guard/journal.js';
 import { bucketWindow } from '../../src/guard/keys.js';
 import { storeIdentity } from '../../src/guard/late.js';
+import { quotaStatus } from '../../src/guard/status.js';
+import { openLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
+import { recordedLateNotices } from '../../src/metrics/late-notice.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { openQuotaGuard } from '../../src/quota-guard.js';
 import { capture, config, openRedis, openSqlite } from '../guard/helpers.js';
 import { fileTempDir } from '../harness/temp.js';
 
@@ -67,6 +72,20 @@ describe.each(STORES)('journal replay on $name', ({ open }) => {
     expect(guard.stats()).toMatchObject({ recordedLate: 1, recordedLateUnits: 7, droppedLate: 0 });
     const late = log.events.flatMap((e) => (e.type === 'recorded-late' ? [e.late.outcome] : []));
     expect(late).toEqual(['recorded', 'replayed', 'replayed']);
+    // What an operator sees: status --json's field, the summary line, the metric.
+    const report = await quotaStatus(cfg, ledger);
+    const bucket = report.credentials[0]!.buckets.find((b) => b.id === 'units')!;
+    expect(bucket.recordedLate).toEqual({ units: 7, entries: 1, oldestAt: new Date(at).toISOString() });
+    const notices = recordedLateNotices(report);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]!.text).toMatch(
+      /^default\/units recorded late: 7 units from 1 entry, oldest spent 2h 0\dm ago$/,
+    );
+    const metrics = new Metrics();
+    for (const e of log.events) metrics.guardEvent(e);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('quota_guard_recorded_late_units_total{credential="default",bucket="units"} 7');
+    expect(text).toContain('quota_guard_recorded_late_entries_total{credential="default",bucket="units"} 1');
     await ledger.close();
   });
 
@@ -101,6 +120,32 @@ describe.each(STORES)('journal replay on $name', ({ open }) => {
     expect(await ledger.late({ key, windowMs })).toEqual({ units: 0, entries: 0 });
     // The other store's line stays for whoever opens that store.
     expect((await journal.read()).entries.map((e) => e.id)).toEqual([`other-${seq}`]);
+    await ledger.close();
+  });
+});
+
+describe('openQuotaGuard replays the journal it keeps', () => {
+  it('a line left by an earlier process is in the ledger once the handle is closed', async () => {
+    const file = join(tmp, `h${seq++}.db`);
+    const cfg = config({ store: { url: `sqlite:${file}` } });
+    const path = join(tmp, `j${seq++}.jsonl`);
+    const at = Date.now() - HOUR;
+    await new JournalFile({ path }).append([
+      {
+        id: `left-${seq}`,
+        op: 'record',
+        written: at,
+        store: storeIdentity(cfg),
+        body: { credential: 'default', bucket: 'units', tier: 'scheduled', cost: 4, tag: 'w', at },
+      },
+    ]);
+    const qg = await openQuotaGuard(cfg, { journal: path, history: false, logger: capture() });
+    await qg.close();
+    expect(new JournalFile({ path }).size()).toBe(0);
+    const ledger = await openLedger(`sqlite:${file}`);
+    const credential = cfg.credential('default');
+    const { key, windowMs } = bucketWindow(credential, credential.buckets['units']!, Date.now());
+    expect(await ledger.late({ key, windowMs })).toEqual({ units: 4, entries: 1, oldestAt: at });
     await ledger.close();
   });
 });
