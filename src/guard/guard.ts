@@ -304,10 +304,9 @@ export class Guard {
 
   /** Journalled before the call site goes on: fail-open to record, a lost answer to resolve (not `caller`'s). */
   async #journalled(outcome: SpendOutcome, args: SpendArgs): Promise<SpendOutcome> {
-    if (args.failMode === 'caller') return outcome;
     const open = outcome.reason === 'fail-open';
-    if (outcome.unsettled) await this.#late.write('unknown', outcome, open);
-    else if (open) await this.#late.write('record', outcome, true);
+    if (args.failMode !== 'caller' && (outcome.unsettled || open))
+      await this.#late.write(outcome.unsettled ? 'unknown' : 'record', outcome, open);
     return outcome;
   }
 
@@ -423,6 +422,7 @@ export class Guard {
    */
   async refund(outcome: SpendOutcome): Promise<boolean> {
     if (outcome.unsettled) this.#settler.refundInstead(outcome.unsettled.id);
+    if (outcome.journal !== undefined && (await this.#late.cancel(outcome))) return true;
     const d = outcome.decision;
     if (!d?.allowed) return outcome.unsettled !== undefined;
     try {

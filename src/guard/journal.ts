@@ -141,16 +141,18 @@ export class JournalFile {
     return this.#locked(() => parseJournal(this.#text()));
   }
 
-  /** Take the entries with these ids out (the file goes when it is empty). */
-  async remove(ids: ReadonlySet<string>): Promise<void> {
-    if (ids.size === 0) return;
-    await this.#locked(() => {
-      const keep = this.#text()
+  /** Take the entries with these ids out (the file goes when it is empty); resolves how many lines went. */
+  async remove(ids: ReadonlySet<string>): Promise<number> {
+    if (ids.size === 0) return 0;
+    return this.#locked(() => {
+      const lines = this.#text()
         .split('\n')
-        .filter((line) => line.trim() !== '' && !ids.has(parseLine(line)?.id ?? ''));
+        .filter((line) => line.trim() !== '');
+      const keep = lines.filter((line) => !ids.has(parseLine(line)?.id ?? ''));
+      if (keep.length === lines.length) return 0;
       if (keep.length === 0) {
         unlinkQuietly(this.path);
-        return;
+        return lines.length;
       }
       const tmp = `${this.path}.${process.pid}.tmp`;
       const fd = openSync(tmp, 'w', 0o600);
@@ -161,6 +163,7 @@ export class JournalFile {
         closeSync(fd);
       }
       renameSync(tmp, this.path);
+      return lines.length - keep.length;
     });
   }
 

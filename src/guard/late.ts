@@ -64,6 +64,8 @@ export class Late {
   readonly #store: string;
   /** Whether this store's lines may be in the journal (set by an append, or a file at start). */
   #pending: boolean;
+  /** Appends so far: a pass that ends does not clear `pending` for lines appended while it ran. */
+  #appended = 0;
   #replaying: Promise<ReplayResult> | undefined;
   /** The journal refused an append: said once until an append succeeds again. */
   #refusedSaid = false;
@@ -171,10 +173,39 @@ export class Late {
     }
     this.#refusedSaid = false;
     this.#pending = true;
+    this.#appended++;
     outcome.journal = id;
     this.#d.stats.journalled++;
     this.#d.emit({ type: 'journalled', outcome, op, id });
     return true;
+  }
+
+  /**
+   * A journalled spend its caller takes back (the request provably never reached the upstream):
+   * its line goes, or — replayed already — its recorded entry is voided. True when it will not count.
+   */
+  async cancel(outcome: SpendOutcome): Promise<boolean> {
+    const journal = this.#d.journal;
+    const id = outcome.journal;
+    if (!journal || id === undefined) return false;
+    // A pass under way may be recording it now: after it, the line is there or the entry is.
+    await this.#replaying?.catch(() => undefined);
+    if ((await journal.remove(new Set([id]))) > 0) return true;
+    try {
+      const { credential, budgets } = resolveSpend(this.#d.config, { ...outcome, entry: id }, outcome.at);
+      const r = await this.#d.ledger.void({
+        entry: { key: entryKey(credential.id, id), id },
+        budgets: budgets.map(({ key, windowMs }) => ({ key, windowMs })),
+      });
+      return r.outcome !== 'none';
+    } catch (e) {
+      if (!isStoreDown(e)) throw e;
+      this.#d.logger.warn(
+        { credential: outcome.credential, bucket: outcome.bucket, cost: outcome.cost, id },
+        'ledger store unavailable: refund of a journalled spend lost (it counts until it ages out)',
+      );
+      return false;
+    }
   }
 
   /** Resolve this store's journal lines (one pass at a time; a pass under way is joined). */
@@ -188,8 +219,9 @@ export class Late {
   async #replayOnce(): Promise<ReplayResult> {
     const result: ReplayResult = { resolved: 0, recorded: 0, dropped: 0, left: 0, failed: 0 };
     const journal = this.#d.journal;
+    const appended = this.#appended;
     if (!journal || journal.size() === 0) {
-      this.#pending = false;
+      this.#pending = this.#appended !== appended;
       return result;
     }
     const { entries, bad } = await journal.read();
@@ -225,7 +257,7 @@ export class Late {
       }
     }
     await journal.remove(done);
-    this.#pending = result.left > 0;
+    this.#pending = result.left > 0 || this.#appended !== appended;
     if (result.resolved > 0 || result.left > 0) {
       this.#d.logger.info(
         { journal: journal.path, ...result },

@@ -17,6 +17,7 @@ import { recordedLateNotices } from '../../src/metrics/late-notice.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { openQuotaGuard } from '../../src/quota-guard.js';
 import { capture, config, openRedis, openSqlite } from '../guard/helpers.js';
+import { freePort } from '../harness/redis.js';
 import { fileTempDir } from '../harness/temp.js';
 
 const tmp = fileTempDir('qg-replay-').dir;
@@ -146,6 +147,38 @@ describe('openQuotaGuard replays the journal it keeps', () => {
     const credential = cfg.credential('default');
     const { key, windowMs } = bucketWindow(credential, credential.buckets['units']!, Date.now());
     expect(await ledger.late({ key, windowMs })).toEqual({ units: 4, entries: 1, oldestAt: at });
+    await ledger.close();
+  });
+});
+
+describe('a journalled spend its caller takes back', () => {
+  it('goes from the journal, or from the ledger once replayed: it never counts', async () => {
+    const cfg = config({});
+    const journal = new JournalFile({ path: join(tmp, `j${seq++}.jsonl`) });
+    const away = await openLedger(`redis://127.0.0.1:${await freePort()}`, {
+      allowUnreachable: true,
+      connectTimeoutMs: 300,
+      commandTimeoutMs: 300,
+    });
+    const down = createGuard({ config: cfg, ledger: away, logger: capture(), journal });
+    const first = await down.spend({ credential: 'default', cost: 3, failMode: 'open' });
+    const second = await down.spend({ credential: 'default', cost: 5, failMode: 'open' });
+    expect([first.journal, second.journal].every((id) => id !== undefined)).toBe(true);
+    await away.close();
+
+    const ledger = await openSqlite();
+    const guard = createGuard({ config: cfg, ledger, logger: capture(), journal });
+    // Not replayed yet: its line goes.
+    expect(await guard.refund(first)).toBe(true);
+    expect((await journal.read()).entries.map((e) => e.id)).toEqual([second.journal]);
+    expect(await guard.replayJournal()).toMatchObject({ recorded: 1 });
+    const credential = cfg.credential('default');
+    const { key, windowMs } = bucketWindow(credential, credential.buckets['units']!, Date.now());
+    expect((await ledger.peek({ key, windowMs })).used).toBe(5);
+    // Replayed already: its entry is taken out of the ledger.
+    expect(await guard.refund(second)).toBe(true);
+    expect((await ledger.peek({ key, windowMs })).used).toBe(0);
+    expect(await ledger.late({ key, windowMs })).toEqual({ units: 0, entries: 0 });
     await ledger.close();
   });
 });
