@@ -180,6 +180,8 @@ describe('SQLite with its write lock held by another process for ~5 s', () => {
     expect(r.left).toBe(0);
     expect(journal.size()).toBe(0);
     expect(await ledgerUnits(ledger)).toBe(charged);
+    // Every journalled spend was recorded late, once (by the pass after the first answered spend).
+    expect(guard.stats()).toMatchObject({ recordedLate: ops.record, recordedLateUnits: ops.record });
     await ledger.close();
   }, 60_000);
 });
