@@ -17,8 +17,14 @@
   in the logs (if any) is taken out and the new one written (cost 0: only taken out). The same
   member at the same time is left as it is (replayed).
 
+  Written late (not a replace): the member is also added to KEYS[2n+2], when given, the set of
+  entries budget 1 holds that were recorded late (scored by time, pruned with the window, expiring
+  when its newest leaves it), which `late-2.lua` reads. A release that does not know it never
+  reads it.
+
   Input:
     KEYS[2i-1] log of budget i      KEYS[2i] meta of budget i      KEYS[2n+1] entry key
+    KEYS[2n+2] (optional) budget 1's late set
     ARGV[1] the entry's log member "<id>:<cost>:<tag>"    ARGV[2] cost (>= 1; >= 0 with replace)
     ARGV[3] when it was spent (epoch ms)    ARGV[4] '1': replace    ARGV[5] the request
     ARGV[5+i] windowMs of budget i
@@ -38,7 +44,7 @@ local call = redis.call
 local time = call('TIME')
 local nowUs = time[1] * 1000000 + time[2]
 local nowMs = (nowUs - nowUs % 1000) / 1000
-local n = (#KEYS - 1) / 2
+local n = #ARGV - 5
 local member, cost, replace, request = ARGV[1], tonumber(ARGV[2]), ARGV[4] == '1', ARGV[5]
 local entry = KEYS[2 * n + 1]
 local atMs = math.min(tonumber(ARGV[3]), nowMs)
@@ -122,6 +128,17 @@ end
 
 if written == 0 and cost > 0 then
   return { 3, atMs }
+end
+local late = KEYS[2 * n + 2]
+local win1 = tonumber(ARGV[6])
+if late and not replace and cost > 0 and atUs > nowUs - win1 * 1000 then
+  call('ZREMRANGEBYSCORE', late, '-inf', nowUs - win1 * 1000)
+  call('ZADD', late, atUs, member)
+  local due = atMs + win1 + EXPIRY_SLACK_MS
+  local ttl = call('PTTL', late)
+  if ttl < 0 or nowMs + ttl < due then
+    call('PEXPIREAT', late, due)
+  end
 end
 call('SET', entry, table.concat({ 1, 0, atMs }, ',') .. '|' .. request, 'PX', longest + EXPIRY_SLACK_MS)
 return { 1, atMs }

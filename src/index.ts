@@ -68,6 +68,15 @@ export {
 } from './errors.js';
 // The guard
 export { createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+export {
+  type AppendResult,
+  type JournalBody,
+  type JournalEntry,
+  JournalFile,
+  type JournalFileOptions,
+  type JournalOp,
+} from './guard/journal.js';
+export type { ReplayResult } from './guard/late.js';
 export type {
   BackfillPacer,
   DayOf,
@@ -98,6 +107,7 @@ export type {
   GuardEvent,
   GuardLogger,
   GuardStats,
+  LateRecord,
   SpendArgs,
   SpendOutcome,
   SpendReason,
@@ -140,6 +150,7 @@ export type {
   Decision,
   DeniedDecision,
   EntryBudget,
+  LateSummary,
   Ledger,
   LedgerKind,
   MinuteUnits,

@@ -8,9 +8,12 @@
  * in the run history. The YouTube jobs' cache and clients are the application's:
  * `openJobContext(qg)` from `quota-guard/youtube` opens them over this handle.
  */
+import { join } from 'node:path';
+import { dataDir } from './config/paths.js';
 import type { Config, StoreConfig } from './config/types.js';
 import { isQuotaGuardError, QuotaGuardError } from './errors.js';
 import { createGuard, type Guard, type GuardOptions, notCharged } from './guard/guard.js';
+import { DEFAULT_JOURNAL_FILE, JournalFile, type JournalFileOptions } from './guard/journal.js';
 import type { ScheduledNeed } from './guard/pacing.js';
 import { quotaStatus, type StatusOptions, type StatusReport } from './guard/status.js';
 import type {
@@ -55,6 +58,13 @@ export interface OpenQuotaGuardOptions {
   allowUnreachable?: boolean;
   /** More ledger options (the store's own settings come from the config and win over none of these). */
   ledger?: Omit<OpenLedgerOptions, keyof LedgerStoreOptions>;
+  /**
+   * The guard's journal (docs/guard.md, "The journal"): a file path, `{ path, maxBytes }`, or
+   * `false` for none. Default: `journal.jsonl` in the data directory (`$QUOTA_GUARD_DATA`, …), none
+   * when the ledger is opened only to read. Its lines of this store are replayed when the handle
+   * opens, after a spend the store answers, at the end of `run` and at `close()`.
+   */
+  journal?: false | string | JournalFileOptions;
 }
 
 export interface RunOptions {
@@ -163,9 +173,12 @@ export async function openQuotaGuard(
         : options.history;
   const listeners = new Set<(event: GuardEvent) => void>();
   if (options.onEvent) listeners.add(options.onEvent);
+  const readOnly = options.ledger?.create === false && options.ledger.writes !== true;
+  const journal = journalOf(options.journal, readOnly);
   let guard: Guard;
   try {
     guard = createGuard({
+      ...(journal ? { journal } : {}),
       config,
       ledger,
       logger,
@@ -182,12 +195,24 @@ export async function openQuotaGuard(
     await ledger.close();
     throw e;
   }
+  // Lines an earlier process left go in as soon as the store answers (not awaited: a store that is
+  // away delays nothing; `close` waits for the pass).
+  if (journal && journal.size() > 0) {
+    void guard
+      .replayJournal()
+      .catch((e) => logger.warn({ error: (e as Error).message }, 'journal not replayed'));
+  }
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       try {
         // Spends whose answer never came get one command timeout to be settled; none otherwise.
         if (guard.stats().unsettled > 0) await guard.settlePending(config.store.commandTimeoutMs ?? 1000);
+        // What the journal holds goes in while the store answers; the rest waits for the next run.
+        if (journal)
+          await guard
+            .replayJournal()
+            .catch((e) => logger.warn({ error: (e as Error).message }, 'journal not replayed'));
       } finally {
         try {
           await history?.close();
@@ -215,6 +240,14 @@ export async function openQuotaGuard(
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The journal a handle keeps (see `OpenQuotaGuardOptions.journal`). */
+function journalOf(option: OpenQuotaGuardOptions['journal'], readOnly: boolean): JournalFile | undefined {
+  if (option === false || (readOnly && option === undefined)) return undefined;
+  if (typeof option === 'string') return new JournalFile({ path: option });
+  if (option) return new JournalFile(option);
+  return new JournalFile({ path: join(dataDir(process.env).path, DEFAULT_JOURNAL_FILE) });
 }
 
 /** The fetch wrapper (and Google's error model under it) is loaded by the first guarded fetch. */
@@ -249,13 +282,16 @@ async function runOwnJob<T>(
         async (attempt) => {
           run.units += attempt.spend.cost;
           const failOpen = attempt.spend.reason === 'fail-open';
+          const journalled = failOpen && attempt.spend.journal !== undefined;
           if (failOpen) run.failOpenUnits += attempt.spend.cost;
+          if (journalled) run.journalledUnits += attempt.spend.cost;
           try {
             return await request(attempt);
           } catch (e) {
             if (notCharged(e)) {
               run.units -= attempt.spend.cost;
               if (failOpen) run.failOpenUnits -= attempt.spend.cost;
+              if (journalled) run.journalledUnits -= attempt.spend.cost;
             }
             throw e;
           }
@@ -293,6 +329,12 @@ async function runOwnJob<T>(
     }
     return stop ? endFromStop(stop) : undefined;
   });
+  // Spends the run journalled go into the ledger now if the store answers again.
+  if (ctx.guard.journal) {
+    await ctx.guard
+      .replayJournal()
+      .catch((e) => ctx.logger.warn({ error: (e as Error).message }, 'journal not replayed'));
+  }
   if (bug) throw bug.error;
   return { ...result, ...(value !== undefined ? { value } : {}) };
 }

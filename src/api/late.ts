@@ -12,7 +12,7 @@
  * where a spend of the same id finds it.
  */
 import { bucketOf } from '../config/lookups.js';
-import { entryKey, entryRequest } from '../guard/entries.js';
+import { entryKey } from '../guard/entries.js';
 import type { Guard } from '../guard/guard.js';
 import { bucketWindow, budgetKey } from '../guard/keys.js';
 import { resolveSpend } from '../guard/resolve.js';
@@ -51,7 +51,6 @@ export async function recordLate(
   body: RecordBody,
   client: ApiClient,
   fail: LateFailures,
-  nowMs: number,
 ): Promise<Record<string, unknown>> {
   if (!mayUse(client, body.credential)) {
     throw fail.forbidden(`token '${client.name}' may not record for credential '${body.credential}'`);
@@ -68,31 +67,15 @@ export async function recordLate(
     ...(body.bucket !== undefined ? { bucket: body.bucket } : {}),
     ...(body.cost !== undefined ? { cost: body.cost } : {}),
   };
-  // The budgets as they were when it was spent (an upstream day's log is the day it was spent in).
-  const { credential, bucket, cost, tag, budgets, base } = resolveSpend(
-    guard.config,
-    args,
-    Math.min(body.at, nowMs),
-  );
-  const r = await guard.ledger.record({
-    budgets: budgets.map(({ key, windowMs }) => ({ key, windowMs })),
-    cost,
-    tag,
-    at: body.at,
-    entry: {
-      key: entryKey(credential.id, body.entry),
-      id: body.entry,
-      request: entryRequest({ ...base, bucket: bucket.id }),
-    },
-  });
+  const late = await guard.recordLate(args, body.entry, body.at, 'client');
   return {
     entry: body.entry,
-    outcome: r.outcome,
-    at: r.at,
-    credential: credential.id,
-    bucket: bucket.id,
-    cost,
-    tag,
+    outcome: late.outcome,
+    at: late.at,
+    credential: late.credential,
+    bucket: late.bucket,
+    cost: late.cost,
+    tag: late.tag,
   };
 }
 

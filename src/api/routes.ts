@@ -191,8 +191,8 @@ async function runs(
   return { body: runAnswer(r.run, body.id, r.replayed), outcome: r.replayed ? 'replayed' : 'recorded' };
 }
 
-async function record({ guard, client, now }: RouteContext, body: RecordBody): Promise<RouteAnswer> {
-  const answer = await recordLate(guard, body, client, LATE_FAILURES, now);
+async function record({ guard, client }: RouteContext, body: RecordBody): Promise<RouteAnswer> {
+  const answer = await recordLate(guard, body, client, LATE_FAILURES);
   return { body: answer, outcome: String(answer['outcome']) };
 }
 

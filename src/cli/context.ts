@@ -6,9 +6,12 @@
  */
 
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { dataDir } from '../config/paths.js';
 import { parseStoreUrl } from '../config/store-url.js';
 import type { Env } from '../config/types.js';
 import type { Guard } from '../guard/guard.js';
+import { DEFAULT_JOURNAL_FILE } from '../guard/journal.js';
 import type { GuardLogger } from '../guard/types.js';
 import type { Ledger } from '../ledger/types.js';
 import { deferredLogger, loadPino } from '../logger.js';
@@ -125,6 +128,8 @@ export async function openContext(opts: ConfigOptions, options: OpenContextOptio
     logger,
     scheduledNeed: scheduledNeed(config),
     history: options.history === true,
+    // The journal of fail-open spends lives in the data directory; a reading command keeps none.
+    journal: options.readOnly ? false : join(dataDir(env).path, DEFAULT_JOURNAL_FILE),
     ...(options.allowUnreachable ? { allowUnreachable: true } : {}),
     ledger: {
       ...(options.readOnly ? { create: false } : {}),

@@ -257,6 +257,8 @@ async function startDay(
     logger: quietLogger(),
     scheduledNeed: scheduledNeed(setup.config),
     onEvent: t.on,
+    // Its store is the drill's own, gone after it: no line of it belongs in the data directory.
+    journal: false,
     clock: {
       nextReset: () => sim.nextResetAt(),
       // The simulator's compressed day is the upstream's day: the backfill's pacing and what it

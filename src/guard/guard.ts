@@ -9,7 +9,6 @@
  *   that a daily quota is used up (403 quotaExceeded, or a 429 naming a per-day limit) although the
  *   ledger allowed the call.
  */
-import { hostname, userInfo } from 'node:os';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { nextMidnight } from '../calendar-day.js';
 import { bucketOf } from '../config/lookups.js';
@@ -23,7 +22,9 @@ import { DEFAULT_RETRY_POLICY, upstreamWaitMs, withRetries } from '../outcome/re
 import { fromDecision, paceBackfill } from './decide.js';
 import { entryKey, entryRequest, parseEntryRequest } from './entries.js';
 import { explainLedgerError } from './explain.js';
+import type { JournalFile } from './journal.js';
 import { bucketWindow, type SpendBudget, spendBudgets } from './keys.js';
+import { Late, type ReplayResult } from './late.js';
 import { BackfillPacer, type DayOf, type PacingLine, type ScheduledNeed } from './pacing.js';
 import {
   blockExhausted,
@@ -45,11 +46,13 @@ import type {
   GuardEvent,
   GuardLogger,
   GuardStats,
+  LateRecord,
   SpendArgs,
   SpendOutcome,
   Stop,
   StopReason,
 } from './types.js';
+import { whoAmI } from './who.js';
 
 export { stopMessage } from './stops.js';
 
@@ -71,6 +74,8 @@ export interface GuardOptions {
    * The YouTube application passes `scheduledNeed(config)`, its trending runs.
    */
   scheduledNeed?: ScheduledNeed;
+  /** Where fail-open spends and lost answers are written down (src/guard/journal.ts); absent: none. */
+  journal?: JournalFile;
 }
 
 /** Carries a Stop out of `withRetries` (it is not a QuotaGuardError, so it is never retried). */
@@ -135,12 +140,18 @@ export class Guard {
     blocks: 0,
     stops: 0,
     unsettled: 0,
+    journalled: 0,
+    unjournalled: 0,
+    recordedLate: 0,
+    recordedLateUnits: 0,
+    droppedLate: 0,
   };
   /** Per ledger key, the end of the block this guard last logged (one line per block). */
   readonly #blocksLogged = new Map<string, number>();
   readonly #settler: Settler<SpendOutcome>;
   readonly #reporting: ReportDeps;
   readonly #storeDown: StoreDownDeps;
+  readonly #late: Late;
 
   constructor(opts: GuardOptions) {
     this.config = opts.config;
@@ -161,6 +172,15 @@ export class Guard {
       stopOf: (reason, o, error, retryAfterMs) => this.#stopOf(reason, o, error, retryAfterMs),
       stop: (stop) => this.#stop(stop),
     };
+    this.#late = new Late({
+      config: this.config,
+      ledger: this.ledger,
+      logger: this.#logger,
+      stats: this.#stats,
+      now: () => this.#now(),
+      emit: (e) => this.#emit(e),
+      ...(opts.journal ? { journal: opts.journal } : {}),
+    });
     this.#storeDown = {
       config: this.config,
       ledger: this.ledger,
@@ -192,6 +212,26 @@ export class Guard {
    */
   settlePending(maxWaitMs: number): Promise<number> {
     return this.#settler.flush(maxWaitMs);
+  }
+
+  /** The journal this guard writes to, if any. */
+  get journal(): JournalFile | undefined {
+    return this.#late.journal;
+  }
+
+  /** Write a spend made at `at` into the ledger under entry `id` (`Ledger.record`), counted as late. */
+  recordLate(
+    args: Pick<SpendArgs, 'credential' | 'bucket' | 'method' | 'tier' | 'cost' | 'tag'>,
+    id: string,
+    at: number,
+    source: LateRecord['source'] = 'client',
+  ): Promise<LateRecord> {
+    return this.#late.record(args, id, at, source);
+  }
+
+  /** Resolve this store's journal lines into the ledger (src/guard/late.ts); safe from many processes. */
+  replayJournal(): Promise<ReplayResult> {
+    return this.#late.replay();
   }
 
   readonly #settled = (item: Unsettled<SpendOutcome>, result: SettleResult, error?: unknown): void => {
@@ -250,13 +290,23 @@ export class Guard {
       });
     } catch (e) {
       if (!isStoreDown(e)) throw explainLedgerError(e, this.config, credential, now);
-      return storeDownOutcome(this.#storeDown, base, args, e);
+      return this.#journalled(storeDownOutcome(this.#storeDown, base, args, e), args);
     }
+    // The store answers: what the journal holds of it goes in now, behind this spend.
+    if (this.#late.pending) void this.#late.replay().catch(() => undefined);
     const outcome = fromDecision(base, budgets, d, line, this.pacer);
     if (d.replayed) outcome.replayed = true;
     if (outcome.allowed) this.#stats.allowed++;
     else this.#stats.denied++;
     this.#emit({ type: 'spend', outcome });
+    return outcome;
+  }
+
+  /** Journalled before the call site goes on: fail-open to record, a lost answer to resolve (not `caller`'s). */
+  async #journalled(outcome: SpendOutcome, args: SpendArgs): Promise<SpendOutcome> {
+    const open = outcome.reason === 'fail-open';
+    if (args.failMode !== 'caller' && (outcome.unsettled || open))
+      await this.#late.write(outcome.unsettled ? 'unknown' : 'record', outcome, open);
     return outcome;
   }
 
@@ -372,6 +422,7 @@ export class Guard {
    */
   async refund(outcome: SpendOutcome): Promise<boolean> {
     if (outcome.unsettled) this.#settler.refundInstead(outcome.unsettled.id);
+    if (outcome.journal !== undefined && (await this.#late.cancel(outcome))) return true;
     const d = outcome.decision;
     if (!d?.allowed) return outcome.unsettled !== undefined;
     try {
@@ -546,16 +597,4 @@ export class Guard {
 
 export function createGuard(opts: GuardOptions): Guard {
   return new Guard(opts);
-}
-
-/** Who runs this process, for a line that changes what every host may spend: user and host. */
-function whoAmI(): { user: string; host: string } {
-  let user: string;
-  try {
-    user = userInfo().username;
-  } catch {
-    // No passwd entry for the uid (a container): the environment's name, else the uid.
-    user = process.env['USER'] ?? process.env['LOGNAME'] ?? String(process.getuid?.() ?? '?');
-  }
-  return { user, host: hostname() };
 }

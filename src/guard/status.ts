@@ -74,6 +74,11 @@ export interface BucketStatus {
    * decision API's token name, which it puts first in every tag).
    */
   bySite: Record<string, number>;
+  /**
+   * What of the window's spend was written late (`Ledger.record`: a journal replayed, the guard's or
+   * a client's through `POST /v1/record`): units, entries, and when the oldest was spent (ISO).
+   */
+  recordedLate: { units: number; entries: number; oldestAt: string | null };
   pace: BudgetStatus | null;
   budgets: BudgetStatus[];
   /** The backfill on this bucket now: what is held back for today's scheduled runs, and its pacing line. */
@@ -127,6 +132,7 @@ async function bucketStatus(
   const w = bucketWindow(credential, bucket, nowMs);
   const line = await pacer.line(ledger, credential, bucket, nowMs);
   const snap: Snapshot = await ledger.peek({ key: w.key, windowMs: w.windowMs });
+  const late = await ledger.late({ key: w.key, windowMs: w.windowMs });
   const now = snap.now;
   const [freesUp, spendableIn] = await freesUpIn(ledger, w, bucket, snap);
   const { byRegion, byMethod, bySite } = spendSplit(snap, credential);
@@ -177,6 +183,11 @@ async function bucketStatus(
     byRegion,
     byMethod,
     bySite,
+    recordedLate: {
+      units: late.units,
+      entries: late.entries,
+      oldestAt: late.oldestAt !== undefined ? new Date(late.oldestAt).toISOString() : null,
+    },
     pace,
     budgets,
     backfill: {

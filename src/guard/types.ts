@@ -3,6 +3,7 @@ import type { ExitCode } from '../errors.js';
 import type { Decision, UnsettledSpend } from '../ledger/types.js';
 import type { Logger } from '../logger.js';
 import type { UpstreamError } from '../outcome/errors.js';
+import type { JournalOp } from './journal.js';
 import type { SettleResult } from './settle.js';
 
 /** What to spend: a method (its bucket and cost come from the credential's profile), or a bare bucket. */
@@ -76,6 +77,11 @@ export interface SpendOutcome {
   entry?: string;
   /** The entry's remembered first decision, answered again (nothing was charged this time). */
   replayed?: true;
+  /**
+   * Fail-open, or an answer that never came: the journal entry id the spend is written down under
+   * (src/guard/journal.ts); the guard records it in the ledger once the store answers.
+   */
+  journal?: string;
 }
 
 export const STOP_REASONS = [
@@ -164,7 +170,28 @@ export type GuardEvent =
    * did not answer before the entry left its window). `unrecorded`: a fail-open spend that the
    * ledger truly does not hold (counted as fail-open only now).
    */
-  | { type: 'settled'; outcome: SpendOutcome; result: SettleResult; unrecorded: boolean };
+  | { type: 'settled'; outcome: SpendOutcome; result: SettleResult; unrecorded: boolean }
+  /** A spend written to the journal (`op`: `record` for fail-open, `unknown` for a lost answer). */
+  | { type: 'journalled'; outcome: SpendOutcome; op: JournalOp; id: string }
+  /**
+   * A spend written into the ledger after the fact (`Guard.recordLate`): from this guard's journal
+   * or from a client's (`POST /v1/record`). `recorded`: written now, at `at`; `replayed`: it was
+   * there already; `dropped`: older than every window, not written.
+   */
+  | { type: 'recorded-late'; late: LateRecord };
+
+/** What `Guard.recordLate` did with one spend. */
+export interface LateRecord {
+  credential: string;
+  bucket: string;
+  cost: number;
+  tag: string;
+  /** When it was spent (for `recorded`/`replayed`: the time the ledger holds it at). */
+  at: number;
+  outcome: 'recorded' | 'replayed' | 'dropped';
+  /** Where it came from: this guard's journal, or a client's (the decision API). */
+  source: 'journal' | 'client';
+}
 
 export interface GuardStats {
   allowed: number;
@@ -177,6 +204,15 @@ export interface GuardStats {
   stops: number;
   /** Spends whose answer never came, not settled yet (not in `failOpen` until they are). */
   unsettled: number;
+  /** Spends written to the journal (fail-open, or an answer that never came). */
+  journalled: number;
+  /** Spends the journal could not take (full, locked, unwritable): logged, and in `failOpen`. */
+  unjournalled: number;
+  /** Entries written into the ledger after the fact (`recordLate`: the journal's and the clients'), and their units. */
+  recordedLate: number;
+  recordedLateUnits: number;
+  /** Late entries older than every window: not written. */
+  droppedLate: number;
 }
 
 /** The logger the guard writes to (see src/logger.ts). */

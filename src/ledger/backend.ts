@@ -7,6 +7,7 @@ import type {
   Budget,
   Decision,
   EntryBudget,
+  LateSummary,
   LedgerKind,
   MinuteUnits,
   RecordResult,
@@ -57,6 +58,7 @@ export interface LedgerBackend {
   record(req: BackendRecord): Promise<RecordResult>;
   void(req: BackendVoid): Promise<VoidResult>;
   perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]>;
+  late(key: string, windowMs: number): Promise<LateSummary>;
   ping(): Promise<void>;
   /** See `Ledger.waitingFor`. */
   waitingFor?(): string | undefined;

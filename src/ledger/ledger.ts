@@ -8,6 +8,7 @@ import { QuotaGuardError } from '../errors.js';
 import { idFactory, type LedgerBackend } from './backend.js';
 import type {
   Decision,
+  LateSummary,
   Ledger,
   LedgerKind,
   MinuteUnits,
@@ -104,6 +105,11 @@ export class CheckedLedger implements Ledger {
 
   async void(req: VoidRequest): Promise<VoidResult> {
     return this.#backend.void(validateVoid(req));
+  }
+
+  async late(req: PeekRequest): Promise<LateSummary> {
+    const { key, windowMs } = validatePeek(req);
+    return this.#backend.late(key, windowMs);
   }
 
   async perMinute(req: PerMinuteRequest): Promise<MinuteUnits[]> {

@@ -20,6 +20,7 @@ import { CrossSlotError } from './errors.js';
 import { type LedgerScripts, registerScripts } from './scripts.js';
 import type {
   Decision,
+  LateSummary,
   LedgerKind,
   MinuteUnits,
   OpenLedgerOptions,
@@ -233,6 +234,10 @@ class RedisBackend implements LedgerBackend {
     const acked = await this.#conn.call(what, () => (this.#client as Redis).wait(replicas, timeoutMs));
     if (acked >= replicas) return result;
     throw this.#notHeld(what, acked);
+  }
+
+  late(key: string, windowMs: number): Promise<LateSummary> {
+    return this.#conn.call('late', () => this.#scripts.late(key, windowMs));
   }
 
   perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]> {

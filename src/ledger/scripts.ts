@@ -12,7 +12,15 @@ import { QuotaGuardError } from '../errors.js';
 import type { BackendRecord, BackendSpend, BackendVoid } from './backend.js';
 import { LedgerCode, ledgerFailure } from './codes.js';
 import { decisionOf } from './remembered.js';
-import type { Decision, MinuteUnits, RecordResult, Snapshot, SpendEntry, VoidResult } from './types.js';
+import type {
+  Decision,
+  LateSummary,
+  MinuteUnits,
+  RecordResult,
+  Snapshot,
+  SpendEntry,
+  VoidResult,
+} from './types.js';
 
 /** `lua/` next to `src/` and `dist/` alike. */
 export const LUA_DIR = fileURLToPath(new URL('../../lua/', import.meta.url));
@@ -90,7 +98,8 @@ type ScriptName =
   | 'record-run'
   | 'record'
   | 'void'
-  | 'per-minute-2';
+  | 'per-minute-2'
+  | 'late-2';
 
 const UTF8 = { replyEncoding: 'utf8' } as const;
 
@@ -157,10 +166,20 @@ class ScriptCaller {
 
 /** Internal keys of a budget key: K with a `{tag}` gets suffixes, any other K is wrapped as `{K}`. */
 export function internalKeys(key: string, prefix = ''): { log: string; meta: string } {
+  const base = hashTagged(key);
+  return { log: `${prefix}${base}:log`, meta: `${prefix}${base}:meta` };
+}
+
+/** A key with a `{hash tag}` (the whole key when it has none). */
+function hashTagged(key: string): string {
   const open = key.indexOf('{');
   const close = open < 0 ? -1 : key.indexOf('}', open + 1);
-  const base = close > open + 1 ? key : `{${key}}`;
-  return { log: `${prefix}${base}:log`, meta: `${prefix}${base}:meta` };
+  return close > open + 1 ? key : `{${key}}`;
+}
+
+/** The set of a budget's entries recorded late (lua/record.lua, lua/late-2.lua). */
+export function lateKey(key: string, prefix = ''): string {
+  return `${prefix}${hashTagged(key)}:late`;
 }
 
 function fail(reply: Array<number | string | null>, key: string, field?: string, windowMs?: number): never {
@@ -192,6 +211,7 @@ export class LedgerScripts {
   readonly #record: ScriptCaller;
   readonly #void: ScriptCaller;
   readonly #perMinute: ScriptCaller;
+  readonly #late: ScriptCaller;
   readonly #prefix: string;
   readonly #keyCache = new Map<string, { log: string; meta: string }>();
 
@@ -213,6 +233,7 @@ export class LedgerScripts {
     this.#record = caller('record');
     this.#void = caller('void');
     this.#perMinute = caller('per-minute-2');
+    this.#late = caller('late-2');
     this.#prefix = prefix;
     this.#client = client;
   }
@@ -334,7 +355,7 @@ export class LedgerScripts {
   }
 
   async record(req: BackendRecord): Promise<RecordResult> {
-    const keys = this.#entryKeys(req.budgets, req.entry);
+    const keys = [...this.#entryKeys(req.budgets, req.entry), lateKey(req.budgets[0]!.key, this.#prefix)];
     const argv: ScriptArg[] = [req.id, req.cost, req.at, req.replace ? '1' : '0', req.entry.request];
     for (const b of req.budgets) argv.push(b.windowMs);
     const r = asArray(await this.#record.call(keys, ...argv), 'record').map(Number);
@@ -362,6 +383,15 @@ export class LedgerScripts {
       out.push({ minute: Number(r[i]), own: Number(r[i + 1]), outside: Number(r[i + 2]) });
     }
     return out;
+  }
+
+  /** The entries of `key` recorded late and still in its window (lua/late-2.lua). */
+  async late(key: string, windowMs: number): Promise<LateSummary> {
+    const r = asArray(
+      await this.#late.call([this.#internal(key).log, lateKey(key, this.#prefix)], windowMs),
+      'late',
+    ).map(Number);
+    return { units: r[0]!, entries: r[1]!, ...(r[1]! > 0 ? { oldestAt: r[2]! } : {}) };
   }
 
   async refund(keys: readonly string[], id: string): Promise<number> {

@@ -121,6 +121,43 @@ CREATE TABLE IF NOT EXISTS qg_recorded (
 ) STRICT, WITHOUT ROWID;
 `;
 
+/**
+ * Entries `record` wrote late (a journal's; not reconcile's replace), for `late`: created by the
+ * first such record without changing the schema version, as `qg_recorded`; rows whose entry is gone
+ * are swept.
+ */
+export const LATE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS qg_late (
+  key TEXT NOT NULL,
+  id  TEXT NOT NULL,
+  PRIMARY KEY (key, id)
+) STRICT, WITHOUT ROWID;
+`;
+
+/**
+ * The statements on `qg_late`, prepared once the table exists.
+ * @internal As `ledgerStatements`.
+ */
+export function lateStatements(db: Database.Database) {
+  return {
+    mark: db.prepare<[string, string]>('INSERT OR IGNORE INTO qg_late (key, id) VALUES (?, ?)'),
+    sweep: db.prepare(
+      `DELETE FROM qg_late WHERE NOT EXISTS
+         (SELECT 1 FROM qg_entry e WHERE e.key = qg_late.key AND e.id = qg_late.id)`,
+    ),
+    summary: db.prepare<[string, number], { units: number | null; entries: number; oldest: number | null }>(
+      `SELECT SUM(e.cost) AS units, COUNT(*) AS entries, MIN(e.at) AS oldest
+       FROM qg_late l JOIN qg_entry e ON e.key = l.key AND e.id = l.id WHERE l.key = ? AND e.at > ?`,
+    ),
+  };
+}
+
+/** @internal */
+export type LateStatements = ReturnType<typeof lateStatements>;
+
+/** Whether a table exists (the ones created at their first use). */
+export const HAS_TABLE = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?";
+
 /** The entries recorded at the caller's time that are still in the ledger. */
 const RECORDED_ENTRIES =
   'SELECT e.key, e.at FROM qg_recorded r JOIN qg_entry e ON e.key = r.key AND e.id = r.id';

@@ -37,15 +37,19 @@ import {
 import { Commits } from './sqlite-commits.js';
 import {
   type BudgetRow,
+  HAS_TABLE,
+  LATE_SCHEMA,
+  type LateStatements,
   LEDGER_FORMAT,
   type LedgerStatements,
+  lateStatements,
   ledgerStatements,
   RECORDED_SCHEMA,
   type RecordedStatements,
   type RememberedEntry,
   recordedStatements,
 } from './sqlite-schema.js';
-import type { Decision, MinuteUnits, RecordResult, Snapshot, VoidResult } from './types.js';
+import type { Decision, LateSummary, MinuteUnits, RecordResult, Snapshot, VoidResult } from './types.js';
 
 export { ENTRY_SQL, LEDGER_FORMAT, type RememberedEntry } from './sqlite-schema.js';
 
@@ -132,6 +136,8 @@ class SqliteBackend implements LedgerBackend {
   readonly #sql: LedgerStatements;
   /** The statements on `qg_recorded`, once this connection has seen the table. */
   #recorded: RecordedStatements | undefined;
+  /** The statements on `qg_late`, once this connection has seen the table. */
+  #late: LateStatements | undefined;
   /** A step found in the transaction that is running, reported once it has committed. */
   #step: ClockStep | undefined;
   #lastSweep = Number.NEGATIVE_INFINITY;
@@ -178,6 +184,15 @@ class SqliteBackend implements LedgerBackend {
     return this.#recorded;
   }
 
+  /** The statements on `qg_late`, or undefined while no late record has created it. */
+  #lateSql(create = false): LateStatements | undefined {
+    if (this.#late) return this.#late;
+    if (create) this.#db.exec(LATE_SCHEMA);
+    else if (this.#db.prepare<[string], number>(HAS_TABLE).pluck().get('qg_late') === 0) return undefined;
+    this.#late = lateStatements(this.#db);
+    return this.#late;
+  }
+
   /**
    * The time of a decision, in a transaction (clock.ts). A write that finds the wall clock stepped
    * moves every stored time by the step (but the times callers gave `record`) and records the
@@ -209,6 +224,7 @@ class SqliteBackend implements LedgerBackend {
     this.#sql.sweepBudgets.run(now);
     this.#sql.sweepEntryRecords.run(now);
     this.#recordedSql()?.sweep.run();
+    this.#lateSql()?.sweep.run();
   }
 
   /**
@@ -444,6 +460,7 @@ class SqliteBackend implements LedgerBackend {
         const { total, oldest } = this.#pruned(s.key, this.#sql.getBudget.get(s.key), now - s.b.windowMs);
         this.#add(s.key, s.b.windowMs, total, oldest, at, req);
         if (at === req.at) this.#recordedSql(true)!.mark.run(s.key, req.id);
+        if (s === states[0] && !req.replace) this.#lateSql(true)!.mark.run(s.key, req.id);
         written++;
       }
       if (written === 0 && req.cost > 0) return result('dropped', req.at);
@@ -507,6 +524,18 @@ class SqliteBackend implements LedgerBackend {
         if (row.blocked_reason) snap.blockedReason = row.blocked_reason;
       }
       return snap;
+    });
+  }
+
+  async late(key: string, windowMs: number): Promise<LateSummary> {
+    return this.#read('late', key, windowMs, (k, row, now) => {
+      const r = row ? this.#lateSql()?.summary.get(k, now - windowMs) : undefined;
+      if (!r || r.entries === 0) return { units: 0, entries: 0 };
+      return {
+        units: r.units ?? 0,
+        entries: r.entries,
+        ...(r.oldest !== null ? { oldestAt: r.oldest } : {}),
+      };
     });
   }
 

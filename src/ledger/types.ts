@@ -204,6 +204,14 @@ export interface Snapshot {
   now: number;
 }
 
+/** The entries of a budget that were written late (`record`, not a replace) and are still in its window. */
+export interface LateSummary {
+  units: number;
+  entries: number;
+  /** Epoch ms of the oldest (undefined when there is none). */
+  oldestAt?: number;
+}
+
 export interface Ledger {
   /** Which backend this is: 'redis' | 'redis-cluster' | 'sqlite'. */
   readonly kind: LedgerKind;
@@ -237,6 +245,11 @@ export interface Ledger {
   record(req: RecordRequest): Promise<RecordResult>;
   /** Make sure an unused entry never counts (see VoidResult). Atomic; idempotent. */
   void(req: VoidRequest): Promise<VoidResult>;
+  /**
+   * The entries written late by `record` (a journal's, not reconcile's `replace`) still in the
+   * window of `key` (the first budget of each record is counted). Read-only.
+   */
+  late(req: PeekRequest): Promise<LateSummary>;
   /** Units per minute over `[fromMs, toMs)`, own and outside, minutes with no units left out. Read-only. */
   perMinute(req: PerMinuteRequest): Promise<MinuteUnits[]>;
   /** Health probe: resolves when the store answers. */

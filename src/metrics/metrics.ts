@@ -65,6 +65,10 @@ export class Metrics {
   readonly failOpen: Counter<'credential' | 'bucket'>;
   readonly failOpenUnits: Counter<'credential' | 'bucket'>;
   readonly settled: Counter<'credential' | 'bucket' | 'result'>;
+  readonly journalled: Counter<'credential' | 'bucket' | 'op'>;
+  readonly recordedLateUnits: Counter<'credential' | 'bucket'>;
+  readonly recordedLateEntries: Counter<'credential' | 'bucket'>;
+  readonly droppedLate: Counter<'credential' | 'bucket'>;
   readonly upstreamErrors: Counter<'method' | 'reason'>;
   readonly stops: Counter<'reason'>;
   readonly blocks: Counter<'credential' | 'bucket'>;
@@ -137,6 +141,26 @@ export class Metrics {
       'settled_spends_total',
       'Spends whose answer never came, settled once the store answered: recorded, refunded, absent, abandoned',
       ['credential', 'bucket', 'result'],
+    );
+    this.journalled = counter(
+      'journalled_spends_total',
+      'Spends written to the guard’s journal: fail-open (op=record) or whose answer never came (op=unknown)',
+      ['credential', 'bucket', 'op'],
+    );
+    this.recordedLateUnits = counter(
+      'recorded_late_units_total',
+      'Units written into the ledger after they were spent (a journal replayed: the guard’s own or a client’s)',
+      ['credential', 'bucket'],
+    );
+    this.recordedLateEntries = counter(
+      'recorded_late_entries_total',
+      'Entries written into the ledger after they were spent (each entry id counted once)',
+      ['credential', 'bucket'],
+    );
+    this.droppedLate = counter(
+      'recorded_late_dropped_total',
+      'Entries arriving late that had left every window: not written',
+      ['credential', 'bucket'],
     );
     this.upstreamErrors = counter(
       'upstream_errors_total',
@@ -278,7 +302,16 @@ export class Metrics {
         const labels = { credential: c.id, bucket };
         for (const tier of TIERS)
           for (const outcome of DECISIONS) this.decisions.inc({ ...labels, tier, outcome }, 0);
-        for (const m of [this.failOpen, this.failOpenUnits, this.blocks, this.refunds]) m.inc(labels, 0);
+        for (const m of [
+          this.failOpen,
+          this.failOpenUnits,
+          this.blocks,
+          this.refunds,
+          this.recordedLateUnits,
+          this.recordedLateEntries,
+          this.droppedLate,
+        ])
+          m.inc(labels, 0);
       }
     }
     // The application's jobs and cache, where the config runs them: a config for another API has
@@ -351,6 +384,17 @@ export class Metrics {
       case 'refund':
         this.refunds.inc({ credential: e.outcome.credential, bucket: e.outcome.bucket });
         break;
+      case 'journalled':
+        this.journalled.inc({ credential: e.outcome.credential, bucket: e.outcome.bucket, op: e.op });
+        break;
+      case 'recorded-late': {
+        const labels = { credential: e.late.credential, bucket: e.late.bucket };
+        if (e.late.outcome === 'recorded') {
+          this.recordedLateUnits.inc(labels, e.late.cost);
+          this.recordedLateEntries.inc(labels);
+        } else if (e.late.outcome === 'dropped') this.droppedLate.inc(labels);
+        break;
+      }
       case 'sleep':
         break;
     }

@@ -28,6 +28,7 @@ import { scheduledNeed } from '../youtube/cron-runs.js';
 import { type RegionFreshness, regionFreshness } from '../youtube/freshness.js';
 import { backfillMethod } from '../youtube/job-library/backfill.js';
 import { youtubeConfigured } from '../youtube/trending-spend.js';
+import { recordedLateNotices } from './late-notice.js';
 import { type SummaryLine, summaryLines, unblockCommand } from './summary.js';
 
 export interface StatusPageData {
@@ -72,6 +73,8 @@ export async function statusPageData(
   const { pacing, ...rest } = options;
   const application = youtubeConfigured(config);
   const data: StatusPageData = { report, runs: [], application, ...rest };
+  const late = recordedLateNotices(report);
+  if (late.length > 0) data.notices = late;
   if (pacing && application) {
     // The line is the backfill's: drawn on the bucket the backfill spends.
     data.pacing = {};

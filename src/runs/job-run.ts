@@ -50,11 +50,18 @@ export function endFromError(e: unknown, signal?: AbortSignal): JobEnd | undefin
   return { outcome, reason: `${e.message} (${e.code})`, error: e };
 }
 
+/** What the history says of a run that spent while the ledger store could not answer. */
+function journalledRemark(units: number): string {
+  return `${units} unit${units === 1 ? '' : 's'} spent while the ledger store could not answer, journalled and recorded late`;
+}
+
 /** One run of one job: counters, the guarded page call, and the result. */
 export class JobRun {
   pages = 0;
   units = 0;
   failOpenUnits = 0;
+  /** Of `failOpenUnits`, those the guard wrote to its journal (recorded once the store answers). */
+  journalledUnits = 0;
   /** Items the run fetched or wrote (the YouTube jobs: videos). */
   items = 0;
   /** What the application says of the run (the YouTube application's trending runs: `{ region }`). */
@@ -105,7 +112,9 @@ export class JobRun {
         async ({ spend }) => {
           this.units += spend.cost;
           const failOpen = spend.reason === 'fail-open';
+          const journalled = failOpen && spend.journal !== undefined;
           if (failOpen) this.failOpenUnits += spend.cost;
+          if (journalled) this.journalledUnits += spend.cost;
           try {
             return await request(this.#inFlight);
           } catch (e) {
@@ -113,6 +122,7 @@ export class JobRun {
             if (notCharged(e)) {
               this.units -= spend.cost;
               if (failOpen) this.failOpenUnits -= spend.cost;
+              if (journalled) this.journalledUnits -= spend.cost;
             }
             throw e;
           }
@@ -140,13 +150,16 @@ export class JobRun {
       pages: this.pages,
       units: this.units,
       failOpenUnits: this.failOpenUnits,
+      ...(this.journalledUnits > 0 ? { journalledUnits: this.journalledUnits } : {}),
       items: this.items,
       videos: this.items,
       labels: { ...this.labels },
       ...(this.skipped !== undefined ? { skipped: this.skipped } : {}),
       startedAt: this.startedAt,
       finishedAt,
-      ...(end.reason !== undefined ? { reason: end.reason } : {}),
+      ...(end.reason !== undefined || this.journalledUnits > 0
+        ? { reason: end.reason ?? journalledRemark(this.journalledUnits) }
+        : {}),
       ...(end.resumeAt !== undefined ? { resumeAt: end.resumeAt } : {}),
       ...(end.stop !== undefined ? { stop: end.stop } : {}),
       ...(end.error !== undefined ? { errorCode: end.error.code } : {}),

@@ -23,6 +23,8 @@ export interface JobResult {
   units: number;
   /** Of `units`, those spent while the ledger store was down (allowed unrecorded, fail-open). */
   failOpenUnits: number;
+  /** Of `failOpenUnits`, those the guard's journal holds: recorded in the ledger once the store answers. */
+  journalledUnits?: number;
   /** Items the run fetched or wrote (the YouTube jobs: videos written to the cache). */
   items: number;
   /** `items` under the YouTube jobs' name for them (kept for the callers of 0.2). */

@@ -246,6 +246,43 @@ export function describeLateEntries(
     });
   });
 
+  describe('late: what of a window was recorded late', () => {
+    it('counts records on their first budget, in the window, once each; not spends, replaces or voided ones', async () => {
+      const k = key('late-count');
+      const other = key('late-other');
+      const now = await storeNow(k);
+      const rec = (id: string, cost: number, at: number, extra: Partial<RecordRequest> = {}) =>
+        ledger().record({
+          budgets: [budget(k), budget(other)],
+          cost,
+          tag: 'j',
+          entry: entryOf(k, id),
+          at,
+          ...extra,
+        });
+      expect(await ledger().late({ key: k, windowMs: HOUR })).toEqual({ units: 0, entries: 0 });
+      await rec('a', 3, now - 20 * MIN);
+      await rec('a', 3, now - 20 * MIN);
+      await rec('b', 2, now - 5 * MIN);
+      await rec('old', 9, now - 2 * HOUR);
+      await ledger().spend({ budgets: [budget(k)], cost: 1 });
+      await rec('c', 4, now - MIN, { replace: true });
+      await rec('d', 6, now - MIN);
+      expect(
+        await ledger().void({ entry: entryOf(k, 'd'), budgets: [{ key: k, windowMs: HOUR }] }),
+      ).toMatchObject({
+        outcome: 'refunded',
+      });
+      expect(await ledger().late({ key: k, windowMs: HOUR })).toEqual({
+        units: 5,
+        entries: 2,
+        oldestAt: now - 20 * MIN,
+      });
+      // Only the first budget of a record is counted.
+      expect(await ledger().late({ key: other, windowMs: HOUR })).toEqual({ units: 0, entries: 0 });
+    });
+  });
+
   describe('void: an entry whose answer was lost, not used, never counts', () => {
     it('remembers an unknown entry as void: the spend arriving later is denied and charges nothing', async () => {
       const k = key('void-race');

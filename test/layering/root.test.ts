@@ -14,6 +14,7 @@ const ROOT_EXPORTS = [
   'ExitCode',
   'GuardStoppedError',
   'InvalidArgumentError',
+  'JournalFile',
   'QuotaGuardError',
   'StoreUnavailableError',
   'TIER_SPECS',

@@ -42,6 +42,7 @@ describe('Redis ledger specifics', () => {
         'block-1',
         'frees-2',
         'peek-2',
+        'late-2',
         'per-minute-2',
         'record',
         'record-run',

@@ -4,6 +4,7 @@
  * imported when status runs, so the bundle reads the pieces status alone uses as one chunk, Luxon
  * and node-cron included.
  */
+
 import * as luxon from 'luxon';
 import * as nodeCron from 'node-cron';
 import { redactStoreUrl } from '../../config/store-url.js';
@@ -11,6 +12,7 @@ import { quotaStatus } from '../../guard/status.js';
 import type { GuardLogger } from '../../guard/types.js';
 import { openRunHistory } from '../../history/index.js';
 import type { Ledger } from '../../ledger/types.js';
+import { recordedLateNotices } from '../../metrics/late-notice.js';
 import { terminalJson } from '../../terminal-text.js';
 import { provideTimeLibs } from '../../time-libs.js';
 import type { YouTubeConfig } from '../../youtube/config/types.js';
@@ -52,6 +54,8 @@ export async function statusView(
       await history.close();
     }
   }
+  const late = recordedLateNotices(report);
+  if (late.length > 0) report.notices = [...(report.notices ?? []), ...late];
   report.summary = statusSummary(report);
   return report;
 }

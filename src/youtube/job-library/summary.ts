@@ -18,8 +18,11 @@ export function jobLine(r: JobResult): string {
     plural(r.units, 'unit'),
   ];
   if (r.skipped) counts.push(`${plural(r.skipped, 'video')} skipped as refreshed too recently`);
-  if (r.failOpenUnits > 0)
-    counts.push(`${NUMBER.format(r.failOpenUnits)} unrecorded (ledger store down, fail-open)`);
+  const journalled = r.journalledUnits ?? 0;
+  if (journalled > 0)
+    counts.push(`${NUMBER.format(journalled)} journalled (ledger store down, recorded late)`);
+  if (r.failOpenUnits > journalled)
+    counts.push(`${NUMBER.format(r.failOpenUnits - journalled)} unrecorded (ledger store down, fail-open)`);
   const ms = formatDuration(Math.max(0, r.finishedAt - r.startedAt));
   return `${r.job}  ${r.outcome}  ${counts.join(', ')} in ${ms}${r.reason ? `\n  ${terminalText(r.reason)}` : ''}`;
 }
