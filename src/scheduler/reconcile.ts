@@ -99,7 +99,6 @@ export function startReconcileSchedule(o: ReconcileScheduleOptions): ReconcileSc
       );
       return undefined;
     }
-    counts.runs++;
     for (const p of result.projects) {
       if (!p.ok) continue;
       const added = p.buckets.filter((b) => b.added > 0);
@@ -123,6 +122,7 @@ export function startReconcileSchedule(o: ReconcileScheduleOptions): ReconcileSc
         }
       }
     }
+    counts.runs++;
     try {
       o.onResult?.(result);
     } catch {
