@@ -23,6 +23,7 @@ export interface DrillCommandOptions {
   config?: string;
   quota: number;
   behindAt: number;
+  reconcile?: boolean;
   svg?: string;
   keep?: boolean;
 }

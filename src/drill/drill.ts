@@ -29,6 +29,13 @@ import { type Simulator, startSimulator } from '../youtube/simulator/index.js';
 import { backfillEnd, watchBackfillRuns } from './backfill-runs.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
 import {
+  drillReconcileParts,
+  drillReconcileReport,
+  drillReconcileTiming,
+  upstreamCountAt,
+  withReconcileChecks,
+} from './reconcile.js';
+import {
   CREDENTIAL,
   daySettings,
   drillConfig,
@@ -69,10 +76,23 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     // charged it), so what the ledger recorded is what the simulator charged. The ledger keeps two
     // days and the simulator's totals are cumulative: both are read after.
     const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
+    const lagBeforeEnd =
+      day.reconcile &&
+      upstreamCountAt(
+        simulator,
+        PROJECT,
+        backfillBucket,
+        stopAt - drillReconcileTiming(simulator).lagMs,
+        open.timers,
+      );
     await sleep(Math.max(0, stopAt - Date.now()));
     clearInterval(report);
     clearInterval(sampler);
-    await svc.scheduler.stop('end of the day', { finishInFlight: true });
+    await Promise.all([
+      svc.scheduler.stop('end of the day', { finishInFlight: true }),
+      svc.reconcile?.stop(),
+    ]);
+    const upstreamAtEnd = simulator.usage(PROJECT, backfillBucket).used;
     await burst();
     await sample();
 
@@ -87,7 +107,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const main = buckets[backfillBucket]!;
     const t = day.tally;
     const backfillRuns = await day.backfillRuns();
-    const checks = drillChecks({
+    let checks = drillChecks({
       t,
       trending,
       main,
@@ -97,6 +117,28 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       fraction,
       backfillRuns,
     });
+    const reconciled =
+      day.reconcile && lagBeforeEnd
+        ? drillReconcileReport({
+            watch: day.reconcile,
+            sim: simulator,
+            behindAt: t0 + dayMs * s.behindAt,
+            upstreamAtEnd,
+            upstreamLagBeforeEnd: lagBeforeEnd(),
+            own: main.recorded,
+            outside: main.outside,
+            served: main.served,
+            ceiling: credential.buckets[backfillBucket]!.ceilings.scheduled,
+            behind: main.behind,
+            quotaExceeded: t.quotaExceededTotal,
+          })
+        : undefined;
+    if (reconciled)
+      checks = withReconcileChecks(checks, reconciled, {
+        utilisation: main.utilisation,
+        reserve: main.reserve,
+        bucket: backfillBucket,
+      });
     const lifted = svc.guard.pacer.day(credential, t0 + 1).backfill.at(-1);
     return {
       ok: checks.every((c) => c.ok),
@@ -137,6 +179,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       loadAverage: { start: round2(loadAtStart), end: round2(loadavg()[0]!) },
       elapsedMs: Date.now() - started,
       ...(options.keep ? { workDir: dir } : {}),
+      ...(reconciled ? { reconcile: reconciled.reconcile } : {}),
     };
   } finally {
     for (const timer of open.timers) clearTimeout(timer);
@@ -224,11 +267,20 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     cachePath,
     baseUrl: sim.url,
     key,
+    ...(options.reconcile
+      ? { reconcile: { lagMs: drillReconcileTiming(sim).lagMs, monitoringUrl: sim.origin } }
+      : {}),
   });
+  const dayMs = daySeconds * 1000;
+  const reconcile = options.reconcile
+    ? drillReconcileParts(sim, (at) => simulatorDay(sim, dayMs, at).start, {
+        bucket: profile.defaultBucket,
+        units: s.behind,
+      })
+    : undefined;
   const t = tally();
   const counts = { skippedTicks: 0 };
   const nextResetAt = sim.nextResetAt();
-  const dayMs = daySeconds * 1000;
   const fraction = (at: number) => Math.round(((at - t0) / dayMs) * 1000) / 1000;
   const runs = watchBackfillRuns({
     bucket: setup.backfillBucket,
@@ -265,6 +317,7 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
       );
     },
     ...(options.http ? { http: options.http } : {}),
+    ...(reconcile ? { reconcile: reconcile.parts } : {}),
   });
   open.service = service;
   options.onStart?.(service);
@@ -285,6 +338,7 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
     tally: t,
     counts,
     backfillRuns: runs.runs,
+    ...(reconcile ? { reconcile } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
 import type { Service } from '../scheduler/service.js';
 import type { YouTubeConfig } from '../youtube/config/types.js';
 import type { Simulator } from '../youtube/simulator/index.js';
+import type { ReconcileWatch } from './reconcile.js';
 
 export interface DrillOptions {
   /** Length of the compressed day in seconds (default 120; at least 24). */
@@ -39,6 +40,11 @@ export interface DrillOptions {
   onProgress?: (line: string) => void;
   /** Serve the status page, /metrics and /healthz while the day runs (port 0: any free port). */
   http?: HttpAddress;
+  /**
+   * Reconcile with the simulator's Cloud Monitoring while the day runs (src/drill/reconcile.ts):
+   * the spend behind the guard's back is seen within the lag and budgeted.
+   */
+  reconcile?: boolean;
   /** Called once the scheduled jobs have started (its `server` is set when `http` was given). */
   onStart?: (service: Service) => void;
 }
@@ -48,12 +54,14 @@ export interface DrillBucket {
   reserve: number;
   /** Units charged by the simulator for our requests (refused ones included: it charges them). */
   charged: number;
-  /** Units in the ledger's window at the end of the day. */
+  /** Units of ours in the ledger's window at the end of the day (outside spend not counted). */
   recorded: number;
   /** Units of our requests the simulator served (charged less quotaExceeded answers). */
   served: number;
   /** Units someone else spent behind the guard's back. */
   behind: number;
+  /** Outside spend the reconcile recorded in the ledger's window (0 without it); not in `recorded`. */
+  outside: number;
   /** What we could spend: min(quota − reserve, quota − behind). */
   spendable: number;
   utilisation: number;
@@ -153,6 +161,31 @@ export interface DrillReport {
   elapsedMs: number;
   /** The ledger and cache files, when kept (`keep`). */
   workDir?: string;
+  /** With `reconcile`: what the reconciles saw, and Google's count against the ledger's at the end. */
+  reconcile?: DrillReconcile;
+}
+
+/** The reconcile's part of a drill's report (src/drill/reconcile.ts). Minutes are the day's scaled ones. */
+export interface DrillReconcile {
+  /** The scaled minute, the lag and the period between reconciles, in ms. */
+  minuteMs: number;
+  lagMs: number;
+  periodMs: number;
+  runs: number;
+  failed: number;
+  /** Scaled minutes from the spend behind the guard to its outside spend recorded (null: never). */
+  seenAfterMinutes: number | null;
+  /** Outside spend in the backfill's bucket at the day's end. */
+  outsideUnits: number;
+  /** Google's count of the bucket at the day's end, and the ledger's (own + outside). */
+  upstreamAtEnd: number;
+  ledgerAtEnd: number;
+  /** upstreamAtEnd − ledgerAtEnd: at most chargedInLastLag. */
+  difference: number;
+  /** Units Google counted in the last lag before the day's end (not yet comparable). */
+  chargedInLastLag: number;
+  /** Units of ours served ÷ (the scheduled ceiling − the outside spend): what the reserve leaves. */
+  utilisationWithinCeiling: number;
 }
 
 export interface Tally {
@@ -215,6 +248,8 @@ export interface Day {
   tally: Tally;
   counts: { skippedTicks: number };
   backfillRuns: () => Promise<DrillBackfillRun[]>;
+  /** With `reconcile`: what the reconciles saw while the day ran. */
+  reconcile?: ReconcileWatch;
 }
 
 export interface TrendingCompletion {

@@ -185,6 +185,8 @@ export interface ReconcileParts {
   source?: UpstreamCountSource;
   ticks?: TickSource;
   clock?: ReconcileClock;
+  /** Each result, besides the metrics' (a drill watches them). Must not throw. */
+  onResult?: (r: ReconcileResult) => void;
 }
 
 /**
@@ -207,6 +209,9 @@ export function reconcileSchedule(
     ...(history ? { history } : {}),
     ...(parts.ticks ? { ticks: parts.ticks } : {}),
     ...(parts.clock ? { clock: parts.clock } : {}),
-    ...(onResult ? { onResult } : {}),
+    onResult: (r) => {
+      onResult?.(r);
+      parts.onResult?.(r);
+    },
   });
 }

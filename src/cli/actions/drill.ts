@@ -18,6 +18,7 @@ export async function run(opts: DrillCommandOptions): Promise<number | undefined
     behindAt: opts.behindAt,
     ...(opts.store !== undefined ? { store: opts.store } : {}),
     ...(opts.keep ? { keep: true } : {}),
+    ...(opts.reconcile ? { reconcile: true } : {}),
     ...(progress ? { onProgress: progress } : {}),
   });
   if (opts.svg !== undefined) {

@@ -47,6 +47,10 @@ export function register(program: Command): void {
       fraction,
       0.5,
     )
+    .option(
+      '--reconcile',
+      "reconcile with the simulator's Cloud Monitoring every 5 scaled minutes (lag 10): the spend behind the guard is seen and budgeted",
+    )
     .option('--svg <file>', "write the day's spend curve of the backfill's bucket to FILE as an SVG")
     .option('--keep', 'keep the temporary ledger and cache files')
     .action(lazyAction(() => import('../actions/drill.js')));
