@@ -122,7 +122,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
         ? drillReconcileReport({
             watch: day.reconcile,
             sim: simulator,
-            behindAt: t0 + dayMs * s.behindAt,
+            behindAt: day.counts.behindSpentAt ?? t0 + dayMs * s.behindAt,
             upstreamAtEnd,
             upstreamLagBeforeEnd: lagBeforeEnd(),
             own: main.recorded,
@@ -279,7 +279,7 @@ async function startDay(s: DaySettings, options: DrillOptions, dir: string, open
       })
     : undefined;
   const t = tally();
-  const counts = { skippedTicks: 0 };
+  const counts: Day['counts'] = { skippedTicks: 0 };
   const nextResetAt = sim.nextResetAt();
   const fraction = (at: number) => Math.round(((at - t0) / dayMs) * 1000) / 1000;
   const runs = watchBackfillRuns({
@@ -374,6 +374,7 @@ function scheduleDisturbances(s: DaySettings, day: Day, timers: NodeJS.Timeout[]
       })().catch(() => undefined);
     }, dayMs / 3),
     setTimeout(() => {
+      day.counts.behindSpentAt = Date.now();
       simulator.spendBehind(PROJECT, s.profile.defaultBucket, s.behind);
       s.progress(
         `t=${((Date.now() - t0) / 1000).toFixed(1)}s: someone else spent ${fmt(s.behind)} units behind the guard`,

@@ -44,8 +44,17 @@ function everyTicks(periodMs: number): TickSource {
 /** What the drill watches of the reconciles while its day runs. */
 export interface ReconcileWatch {
   parts: ReconcileParts;
-  /** Reconciles done and failed, the first time the outside spend reached `behind`. */
-  readonly seen: { runs: number; failed: number; outsideAt: number | null; outside: number };
+  /**
+   * Reconciles done and failed, the first time the outside spend reached `behind` (a reconcile's
+   * start), and each reconcile's start with the outside spend it left.
+   */
+  readonly seen: {
+    runs: number;
+    failed: number;
+    outsideAt: number | null;
+    outside: number;
+    starts: Array<{ at: number; outside: number }>;
+  };
 }
 
 /** The reconcile's parts for the drill's service: the simulator's Monitoring, its minute and day. */
@@ -55,7 +64,7 @@ export function drillReconcileParts(
   behind: { bucket: string; units: number },
 ): ReconcileWatch {
   const { minuteMs, periodMs } = drillReconcileTiming(sim);
-  const seen = { runs: 0, failed: 0, outsideAt: null as number | null, outside: 0 };
+  const seen: ReconcileWatch['seen'] = { runs: 0, failed: 0, outsideAt: null, outside: 0, starts: [] };
   const onResult = (r: ReconcileResult) => {
     seen.runs++;
     for (const p of r.projects) {
@@ -66,6 +75,7 @@ export function drillReconcileParts(
       const b = p.buckets.find((x) => x.bucket === behind.bucket);
       if (!b) continue;
       seen.outside = b.outside;
+      seen.starts.push({ at: r.at, outside: b.outside });
       if (seen.outsideAt === null && behind.units > 0 && b.outside >= behind.units) seen.outsideAt = r.at;
     }
   };
@@ -119,18 +129,25 @@ export function drillReconcileReport(f: {
     utilisationWithinCeiling:
       withinCeiling > 0 ? Math.round((f.served / withinCeiling) * 10_000) / 10_000 : 0,
   };
-  // Seen once Monitoring shows it (its delay), the lag has passed and a reconcile has run: within
-  // the lag and two periods (a busy machine's late tick).
-  const seenWithin = DRILL_RECONCILE_LAG_MINUTES + 2 * DRILL_RECONCILE_EVERY_MINUTES;
+  // A spend is comparable once its minute and the next have ended (outside.ts counts a minute's
+  // difference once the next minute still shows it) and the lag has passed: the first reconcile
+  // that starts after that must see it (ticks that come while one runs are skipped, so on a busy
+  // machine that may be more than a period later).
+  const comparableAt = f.behindAt + lagMs + 2 * minuteMs;
+  const first = seen.starts.find((x) => x.at >= comparableAt);
   const checks: DrillCheck[] = [
     {
       name: 'reconcileSawBehind',
-      ok: reconcile.seenAfterMinutes !== null && reconcile.seenAfterMinutes <= seenWithin,
+      ok: first !== undefined && first.outside >= f.behind,
       detail: `the ${f.behind} units spent behind the guard were recorded as outside spend ${
         reconcile.seenAfterMinutes === null
           ? 'never'
-          : `${reconcile.seenAfterMinutes} scaled minutes after they were spent`
-      } (within ${seenWithin}: the lag and two reconcile periods); ${seen.runs} reconciles, ${seen.failed} failed`,
+          : `by the reconcile that started ${reconcile.seenAfterMinutes} scaled minutes after they were spent`
+      }; the first to start once they were comparable (the lag and two minutes, ${DRILL_RECONCILE_LAG_MINUTES + 2}) ${
+        first === undefined
+          ? 'never came'
+          : `started ${Math.round(((first.at - f.behindAt) / minuteMs) * 10) / 10} minutes after and ${first.outside >= f.behind ? 'saw them' : `saw ${first.outside}`}`
+      }; ${seen.runs} reconciles, ${seen.failed} failed`,
     },
     {
       name: 'noExhaustionAnswers',

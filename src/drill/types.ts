@@ -246,7 +246,8 @@ export interface Day {
   nextResetAt: number;
   serviceStartedAt: number;
   tally: Tally;
-  counts: { skippedTicks: number };
+  /** Ticks skipped; when the spend behind the guard was made (its timer may fire late on a busy machine). */
+  counts: { skippedTicks: number; behindSpentAt?: number };
   backfillRuns: () => Promise<DrillBackfillRun[]>;
   /** With `reconcile`: what the reconciles saw while the day ran. */
   reconcile?: ReconcileWatch;
