@@ -92,7 +92,6 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       svc.scheduler.stop('end of the day', { finishInFlight: true }),
       svc.reconcile?.stop(),
     ]);
-    const upstreamAtEnd = simulator.usage(PROJECT, backfillBucket).used;
     await burst();
     await sample();
 
@@ -123,7 +122,9 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
             watch: day.reconcile,
             sim: simulator,
             behindAt: day.counts.behindSpentAt ?? t0 + dayMs * s.behindAt,
-            upstreamAtEnd,
+            // Google's count of the day: what the simulator charged for our requests (cumulative,
+            // so a read after the day's end on a busy machine is still the day's) and someone else's.
+            upstreamAtEnd: main.charged + main.behind,
             upstreamLagBeforeEnd: lagBeforeEnd(),
             own: main.recorded,
             outside: main.outside,
