@@ -99,6 +99,8 @@ export function startReconcileSchedule(o: ReconcileScheduleOptions): ReconcileSc
       );
       return undefined;
     }
+    // Stopped while it read: what the abort cut short is no failure to keep.
+    if (abort.signal.aborted && !result.ok) return result;
     for (const p of result.projects) {
       if (!p.ok) continue;
       const added = p.buckets.filter((b) => b.added > 0);
