@@ -12,10 +12,9 @@
 import { staticTokens } from '../reconcile/google-auth.js';
 import { cloudMonitoringSource } from '../reconcile/google-monitoring.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
-import type { ReconcileParts } from '../scheduler/reconcile.js';
 import type { TickSource } from '../scheduler/scheduler.js';
 import type { Simulator } from '../youtube/simulator/index.js';
-import type { DrillCheck, DrillReconcile } from './types.js';
+import type { DrillCheck, DrillReconcile, ReconcileWatch } from './types.js';
 
 /** Scaled minutes between reconciles, and the lag: as the defaults are in real minutes. */
 export const DRILL_RECONCILE_EVERY_MINUTES = 5;
@@ -38,22 +37,6 @@ function everyTicks(periodMs: number): TickSource {
       const timer = setInterval(() => onTick(new Date()), periodMs);
       return { stop: () => clearInterval(timer) };
     },
-  };
-}
-
-/** What the drill watches of the reconciles while its day runs. */
-export interface ReconcileWatch {
-  parts: ReconcileParts;
-  /**
-   * Reconciles done and failed, the first time the outside spend reached `behind` (a reconcile's
-   * start), and each reconcile's start with the outside spend it left.
-   */
-  readonly seen: {
-    runs: number;
-    failed: number;
-    outsideAt: number | null;
-    outside: number;
-    starts: Array<{ at: number; outside: number }>;
   };
 }
 

@@ -4,10 +4,10 @@ import type { JobOutcome } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
+import type { ReconcileParts } from '../scheduler/reconcile.js';
 import type { Service } from '../scheduler/service.js';
 import type { YouTubeConfig } from '../youtube/config/types.js';
 import type { Simulator } from '../youtube/simulator/index.js';
-import type { ReconcileWatch } from './reconcile.js';
 
 export interface DrillOptions {
   /** Length of the compressed day in seconds (default 120; at least 24). */
@@ -257,4 +257,20 @@ export interface TrendingCompletion {
   scheduled: number;
   done: number;
   completed: number;
+}
+
+/** What the drill watches of the reconciles while its day runs. */
+export interface ReconcileWatch {
+  parts: ReconcileParts;
+  /**
+   * Reconciles done and failed, the first time the outside spend reached `behind` (a reconcile's
+   * start), and each reconcile's start with the outside spend it left.
+   */
+  readonly seen: {
+    runs: number;
+    failed: number;
+    outsideAt: number | null;
+    outside: number;
+    starts: Array<{ at: number; outside: number }>;
+  };
 }
