@@ -7,6 +7,8 @@
   Input:
     KEYS[1] log    KEYS[2] meta
     ARGV[1] windowMs    ARGV[2] fromMs    ARGV[3] toMs
+    ARGV[4] minuteMs (default 60000)    ARGV[5] originMs: minutes start at origin + k × minuteMs
+      (default 0; a compressed day's minutes are counted from its fromMs)
 
   Output:
     {nowMs, minute1, own1, outside1, minute2, ...} minutes (epoch ms) in ascending order
@@ -26,6 +28,8 @@ end
 -- Scores are whole microseconds: "after the cutoff" is "at least cutoff + 1"; toMs is exclusive.
 local from = math.max(tonumber(ARGV[2]) * 1000, nowUs - win * 1000 + 1)
 local entries = redis.call('ZRANGEBYSCORE', KEYS[1], from, tonumber(ARGV[3]) * 1000 - 1, 'WITHSCORES')
+local minuteUs = tonumber(ARGV[4] or '60000') * 1000
+local originUs = tonumber(ARGV[5] or '0') * 1000
 local out = { math.floor(nowUs / 1000) }
 local last = -1
 for i = 1, #entries, 2 do
@@ -34,7 +38,7 @@ for i = 1, #entries, 2 do
     return { CODE_CORRUPT, 0 }
   end
   local score = tonumber(entries[i + 1])
-  local minute = (score - score % 60000000) / 1000
+  local minute = (score - (score - originUs) % minuteUs) / 1000
   if minute ~= last then
     out[#out + 1] = minute
     out[#out + 1] = 0

@@ -25,6 +25,7 @@ export interface DrillCommandOptions {
   behindAt: number;
   keyPrefix?: string;
   mixed?: boolean;
+  reconcile?: boolean;
   svg?: string;
   keep?: boolean;
 }

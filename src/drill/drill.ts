@@ -30,6 +30,13 @@ import { backfillEnd, watchBackfillRuns } from './backfill-runs.js';
 import { type Mixed, prepareMixed } from './mixed.js';
 import { drillChecks, quietLogger, readBuckets, runsByKind, tally, trendingCompletion } from './observe.js';
 import {
+  drillReconcileParts,
+  drillReconcileReport,
+  drillReconcileTiming,
+  upstreamCountAt,
+  withReconcileChecks,
+} from './reconcile.js';
+import {
   CREDENTIAL,
   daySettings,
   drillConfig,
@@ -74,10 +81,22 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     // days and the simulator's totals are cumulative: both are read after.
     const stopAt = t0 + dayMs - Math.min(100, (hourSeconds * 1000) / 8);
     await mixed?.start(day, stopAt);
+    const lagBeforeEnd =
+      day.reconcile &&
+      upstreamCountAt(
+        simulator,
+        PROJECT,
+        backfillBucket,
+        stopAt - drillReconcileTiming(simulator).lagMs,
+        open.timers,
+      );
     await sleep(Math.max(0, stopAt - Date.now()));
     clearInterval(report);
     clearInterval(sampler);
-    await svc.scheduler.stop('end of the day', { finishInFlight: true });
+    await Promise.all([
+      svc.scheduler.stop('end of the day', { finishInFlight: true }),
+      svc.reconcile?.stop(),
+    ]);
     await burst();
     await sample();
     // The cron jobs stop too, and their journals are replayed before the ledger is read.
@@ -94,7 +113,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
     const main = buckets[backfillBucket]!;
     const t = day.tally;
     const backfillRuns = await day.backfillRuns();
-    const checks = drillChecks({
+    let checks = drillChecks({
       t,
       trending,
       main,
@@ -104,6 +123,30 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       fraction,
       backfillRuns,
     });
+    const reconciled =
+      day.reconcile && lagBeforeEnd
+        ? drillReconcileReport({
+            watch: day.reconcile,
+            sim: simulator,
+            behindAt: day.counts.behindSpentAt ?? t0 + dayMs * s.behindAt,
+            // Google's count of the day: what the simulator charged for our requests (cumulative,
+            // so a read after the day's end on a busy machine is still the day's) and someone else's.
+            upstreamAtEnd: main.charged + main.behind,
+            upstreamLagBeforeEnd: lagBeforeEnd(),
+            own: main.recorded,
+            outside: main.outside,
+            served: main.served,
+            ceiling: credential.buckets[backfillBucket]!.ceilings.scheduled,
+            behind: main.behind,
+            quotaExceeded: t.quotaExceededTotal,
+          })
+        : undefined;
+    if (reconciled)
+      checks = withReconcileChecks(checks, reconciled, {
+        utilisation: main.utilisation,
+        reserve: main.reserve,
+        bucket: backfillBucket,
+      });
     checks.push(...(clients?.checks ?? []));
     const lifted = svc.guard.pacer.day(credential, t0 + 1).backfill.at(-1);
     return {
@@ -146,6 +189,7 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
       ...(clients ? { mixed: clients.report } : {}),
       elapsedMs: Date.now() - started,
       ...(options.keep ? { workDir: dir } : {}),
+      ...(reconciled ? { reconcile: reconciled.reconcile } : {}),
     };
   } finally {
     for (const timer of open.timers) clearTimeout(timer);
@@ -240,11 +284,20 @@ async function startDay(
     cachePath,
     baseUrl: sim.url,
     key,
+    ...(options.reconcile
+      ? { reconcile: { lagMs: drillReconcileTiming(sim).lagMs, monitoringUrl: sim.origin } }
+      : {}),
   });
-  const t = tally();
-  const counts = { skippedTicks: 0 };
-  const nextResetAt = sim.nextResetAt();
   const dayMs = daySeconds * 1000;
+  const reconcile = options.reconcile
+    ? drillReconcileParts(sim, (at) => simulatorDay(sim, dayMs, at).start, {
+        bucket: profile.defaultBucket,
+        units: s.behind,
+      })
+    : undefined;
+  const t = tally();
+  const counts: Day['counts'] = { skippedTicks: 0 };
+  const nextResetAt = sim.nextResetAt();
   const fraction = (at: number) => Math.round(((at - t0) / dayMs) * 1000) / 1000;
   const runs = watchBackfillRuns({
     bucket: setup.backfillBucket,
@@ -283,6 +336,7 @@ async function startDay(
       );
     },
     ...(options.http ? { http: options.http } : {}),
+    ...(reconcile ? { reconcile: reconcile.parts } : {}),
   });
   open.service = service;
   options.onStart?.(service);
@@ -303,6 +357,7 @@ async function startDay(
     tally: t,
     counts,
     backfillRuns: runs.runs,
+    ...(reconcile ? { reconcile } : {}),
   };
 }
 
@@ -338,6 +393,7 @@ function scheduleDisturbances(s: DaySettings, day: Day, timers: NodeJS.Timeout[]
       })().catch(() => undefined);
     }, dayMs / 3),
     setTimeout(() => {
+      day.counts.behindSpentAt = Date.now();
       simulator.spendBehind(PROJECT, s.profile.defaultBucket, s.behind);
       s.progress(
         `t=${((Date.now() - t0) / 1000).toFixed(1)}s: someone else spent ${fmt(s.behind)} units behind the guard`,

@@ -89,7 +89,10 @@ export async function readBuckets(
   let recordedUnits = 0;
   for (const b of Object.values(credential.buckets)) {
     const w = bucketWindow(credential, b, Date.now());
-    const recorded = (await ledger.peek({ key: w.key, windowMs: w.windowMs })).used;
+    // Our own entries: the reconcile's outside spend (drill --reconcile) is reported beside them.
+    const peek = await ledger.peek({ key: w.key, windowMs: w.windowMs });
+    const outside = peek.byTag[`outside:${PROJECT}`] ?? 0;
+    const recorded = peek.used - outside;
     const charged = simulator.charged({ project: PROJECT, bucket: b.id });
     const refused = simulator.requests
       .filter((r) => r.project === PROJECT && r.bucket === b.id && r.reason === 'quotaExceeded')
@@ -105,6 +108,7 @@ export async function readBuckets(
       recorded,
       served,
       behind: spentBehind,
+      outside,
       spendable,
       utilisation: spendable > 0 ? Math.round((served / spendable) * 10_000) / 10_000 : 0,
     };

@@ -92,6 +92,8 @@ export function drillConfig(
     cachePath: string;
     baseUrl: string;
     key: string;
+    /** With the reconcile (drill --reconcile): the credential names its project, the lag scaled. */
+    reconcile?: { lagMs: number; monitoringUrl: string };
   },
 ): Setup {
   const hourSeconds = scaledHourSeconds(o.daySeconds);
@@ -112,6 +114,7 @@ export function drillConfig(
       {
         id: CREDENTIAL,
         apiKeyEnv: KEY_ENV,
+        ...(o.reconcile ? { project: PROJECT } : {}),
         profile: profile.id,
         // Two days: the ledger keeps the whole drill day to be read after it, as the simulator does.
         window: `${2 * o.daySeconds}s`,
@@ -123,6 +126,9 @@ export function drillConfig(
       },
     ],
     budgets,
+    ...(o.reconcile
+      ? { reconcile: { lag: o.reconcile.lagMs, monitoring: { baseUrl: o.reconcile.monitoringUrl } } }
+      : {}),
     // A profile of the caller's own goes in as data, as a config file would define it.
     profiles: Object.hasOwn(PROFILES, profile.id) ? {} : { [profile.id]: profileData(profile) },
     regions: [...o.regions],

@@ -4,6 +4,7 @@ import type { JobOutcome } from '../history/types.js';
 import type { HttpAddress } from '../http-address.js';
 import type { Ledger, LedgerKind } from '../ledger/types.js';
 import type { ProfileId, QuotaProfile } from '../profiles/profiles.js';
+import type { ReconcileParts } from '../scheduler/reconcile.js';
 import type { Service } from '../scheduler/service.js';
 import type { YouTubeConfig } from '../youtube/config/types.js';
 import type { Simulator } from '../youtube/simulator/index.js';
@@ -45,6 +46,11 @@ export interface DrillOptions {
    * cron job spending through them (needs php with curl and python3; see src/drill/mixed.ts).
    */
   mixed?: boolean;
+  /**
+   * Reconcile with the simulator's Cloud Monitoring while the day runs (src/drill/reconcile.ts):
+   * the spend behind the guard's back is seen within the lag and budgeted.
+   */
+  reconcile?: boolean;
   /** Called once the scheduled jobs have started (its `server` is set when `http` was given). */
   onStart?: (service: Service) => void;
 }
@@ -54,12 +60,14 @@ export interface DrillBucket {
   reserve: number;
   /** Units charged by the simulator for our requests (refused ones included: it charges them). */
   charged: number;
-  /** Units in the ledger's window at the end of the day. */
+  /** Units of ours in the ledger's window at the end of the day (outside spend not counted). */
   recorded: number;
   /** Units of our requests the simulator served (charged less quotaExceeded answers). */
   served: number;
   /** Units someone else spent behind the guard's back. */
   behind: number;
+  /** Outside spend the reconcile recorded in the ledger's window (0 without it); not in `recorded`. */
+  outside: number;
   /** What we could spend: min(quota − reserve, quota − behind). */
   spendable: number;
   utilisation: number;
@@ -161,6 +169,31 @@ export interface DrillReport {
   mixed?: DrillMixed;
   /** The ledger and cache files, when kept (`keep`). */
   workDir?: string;
+  /** With `reconcile`: what the reconciles saw, and Google's count against the ledger's at the end. */
+  reconcile?: DrillReconcile;
+}
+
+/** The reconcile's part of a drill's report (src/drill/reconcile.ts). Minutes are the day's scaled ones. */
+export interface DrillReconcile {
+  /** The scaled minute, the lag and the period between reconciles, in ms. */
+  minuteMs: number;
+  lagMs: number;
+  periodMs: number;
+  runs: number;
+  failed: number;
+  /** Scaled minutes from the spend behind the guard to its outside spend recorded (null: never). */
+  seenAfterMinutes: number | null;
+  /** Outside spend in the backfill's bucket at the day's end. */
+  outsideUnits: number;
+  /** Google's count of the bucket at the day's end, and the ledger's (own + outside). */
+  upstreamAtEnd: number;
+  ledgerAtEnd: number;
+  /** upstreamAtEnd − ledgerAtEnd: at most chargedInLastLag. */
+  difference: number;
+  /** Units Google counted in the last lag before the day's end (not yet comparable). */
+  chargedInLastLag: number;
+  /** Units of ours served ÷ (the scheduled ceiling − the outside spend): what the reserve leaves. */
+  utilisationWithinCeiling: number;
 }
 
 export interface Tally {
@@ -223,12 +256,31 @@ export interface Day {
   nextResetAt: number;
   serviceStartedAt: number;
   tally: Tally;
-  counts: { skippedTicks: number };
+  /** Ticks skipped; when the spend behind the guard was made (its timer may fire late on a busy machine). */
+  counts: { skippedTicks: number; behindSpentAt?: number };
   backfillRuns: () => Promise<DrillBackfillRun[]>;
+  /** With `reconcile`: what the reconciles saw while the day ran. */
+  reconcile?: ReconcileWatch;
 }
 
 export interface TrendingCompletion {
   scheduled: number;
   done: number;
   completed: number;
+}
+
+/** What the drill watches of the reconciles while its day runs. */
+export interface ReconcileWatch {
+  parts: ReconcileParts;
+  /**
+   * Reconciles done and failed, the first time the outside spend reached `behind` (a reconcile's
+   * start), and each reconcile's start with the outside spend it left.
+   */
+  readonly seen: {
+    runs: number;
+    failed: number;
+    outsideAt: number | null;
+    outside: number;
+    starts: Array<{ at: number; outside: number }>;
+  };
 }

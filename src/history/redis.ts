@@ -167,6 +167,7 @@ class RedisHistory implements RunHistory {
       for (const [, fields] of page) {
         const r = fromFields(credential, fields);
         if (q.region !== undefined && r.labels[INDEXED_LABEL] !== q.region) continue;
+        if (q.job !== undefined && r.job !== q.job) continue;
         if (q.since !== undefined && r.startedAt < q.since) continue;
         out.push(r);
         if (out.length >= limit) return out;

@@ -249,6 +249,10 @@ class SqliteHistory implements RunHistory {
       where.push('region = ?');
       args.push(q.region);
     }
+    if (q.job !== undefined) {
+      where.push('job = ?');
+      args.push(q.job);
+    }
     if (q.since !== undefined) {
       where.push('started_at >= ?');
       args.push(q.since);

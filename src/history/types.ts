@@ -158,6 +158,8 @@ export interface HistoryQuery {
   credentials: readonly string[];
   /** Only runs whose indexed label (`region`) has this value. */
   region?: string;
+  /** Only runs of this job (its whole name: `reconcile:my-project`). */
+  job?: string;
   /** Only runs started at or after this epoch ms. */
   since?: number;
   /** At most this many runs, newest first (default 100). */

@@ -57,7 +57,14 @@ export interface LedgerBackend {
   recallEntry(key: string): Promise<string | undefined>;
   record(req: BackendRecord): Promise<RecordResult>;
   void(req: BackendVoid): Promise<VoidResult>;
-  perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]>;
+  /** Minutes of `grid.minuteMs` counted from `grid.originMs`. */
+  perMinute(
+    key: string,
+    windowMs: number,
+    fromMs: number,
+    toMs: number,
+    grid: MinuteGrid,
+  ): Promise<MinuteUnits[]>;
   late(key: string, windowMs: number): Promise<LateSummary>;
   ping(): Promise<void>;
   /** See `Ledger.waitingFor`. */
@@ -100,4 +107,10 @@ export function timeUntilUsedAtMost(
     if (left <= target) return last;
   }
   return last;
+}
+
+/** How `perMinute` cuts time into minutes: the clock's (origin 0, 60,000 ms) or a compressed day's. */
+export interface MinuteGrid {
+  minuteMs: number;
+  originMs: number;
 }

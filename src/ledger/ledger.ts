@@ -114,7 +114,11 @@ export class CheckedLedger implements Ledger {
 
   async perMinute(req: PerMinuteRequest): Promise<MinuteUnits[]> {
     const r = validatePerMinute(req);
-    return this.#backend.perMinute(r.key, r.windowMs, r.fromMs, r.toMs);
+    const grid =
+      r.minuteMs === undefined
+        ? { minuteMs: 60_000, originMs: 0 }
+        : { minuteMs: r.minuteMs, originMs: r.fromMs };
+    return this.#backend.perMinute(r.key, r.windowMs, r.fromMs, r.toMs, grid);
   }
 
   async ping(): Promise<void> {

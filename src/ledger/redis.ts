@@ -15,7 +15,7 @@ import {
   openRedisConnection,
   type RedisConnection,
 } from '../redis/index.js';
-import type { BackendRecord, BackendSpend, BackendVoid, LedgerBackend } from './backend.js';
+import type { BackendRecord, BackendSpend, BackendVoid, LedgerBackend, MinuteGrid } from './backend.js';
 import { CrossSlotError } from './errors.js';
 import { type LedgerScripts, registerScripts } from './scripts.js';
 import type {
@@ -240,8 +240,14 @@ class RedisBackend implements LedgerBackend {
     return this.#conn.call('late', () => this.#scripts.late(key, windowMs));
   }
 
-  perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]> {
-    return this.#conn.call('perMinute', () => this.#scripts.perMinute(key, windowMs, fromMs, toMs));
+  perMinute(
+    key: string,
+    windowMs: number,
+    fromMs: number,
+    toMs: number,
+    grid: MinuteGrid,
+  ): Promise<MinuteUnits[]> {
+    return this.#conn.call('perMinute', () => this.#scripts.perMinute(key, windowMs, fromMs, toMs, grid));
   }
 
   async ping(): Promise<void> {

@@ -374,9 +374,18 @@ export class LedgerScripts {
     return { outcome, cost: outcome === 'refunded' ? r[1]! : 0 };
   }
 
-  async perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]> {
+  async perMinute(
+    key: string,
+    windowMs: number,
+    fromMs: number,
+    toMs: number,
+    grid: { minuteMs: number; originMs: number },
+  ): Promise<MinuteUnits[]> {
     const ik = this.#internal(key);
-    const r = asArray(await this.#perMinute.call([ik.log, ik.meta], windowMs, fromMs, toMs), 'per-minute');
+    const r = asArray(
+      await this.#perMinute.call([ik.log, ik.meta], windowMs, fromMs, toMs, grid.minuteMs, grid.originMs),
+      'per-minute',
+    );
     if (Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
     const out: MinuteUnits[] = [];
     for (let i = 1; i + 2 < r.length; i += 3) {

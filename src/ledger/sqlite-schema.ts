@@ -226,8 +226,12 @@ export function ledgerStatements(db: Database.Database) {
       `SELECT tag, SUM(cost) AS units, COUNT(*) AS calls, MIN(at) AS oldest, MAX(at) AS newest
        FROM qg_entry WHERE key = ? AND at > ? GROUP BY tag`,
     ),
-    perMinute: db.prepare<[string, number, number, number], { minute: number; own: number; outside: number }>(
-      `SELECT at / 60000 * 60000 AS minute,
+    // The minute: origin + ⌊(at − origin) ÷ minuteMs⌋ × minuteMs (numbers are bound as reals: CAST truncates); at ≥ fromMs ≥ origin.
+    perMinute: db.prepare<
+      [number, number, number, number, string, number, number, number],
+      { minute: number; own: number; outside: number }
+    >(
+      `SELECT CAST((at - ?) / ? AS INTEGER) * ? + ? AS minute,
          SUM(CASE WHEN ${OUTSIDE} THEN 0 ELSE cost END) AS own,
          SUM(CASE WHEN ${OUTSIDE} THEN cost ELSE 0 END) AS outside
        FROM qg_entry WHERE key = ? AND at > ? AND at >= ? AND at < ? GROUP BY minute ORDER BY minute`,

@@ -21,6 +21,7 @@ import {
   type BackendVoid,
   EXPIRY_SLACK_MS,
   type LedgerBackend,
+  type MinuteGrid,
   timeUntilUsedAtMost,
 } from './backend.js';
 import { BOOT_ID, type ClockMark, type ClockStep, clockStep, countClockStep, monotonicMs } from './clock.js';
@@ -539,9 +540,16 @@ class SqliteBackend implements LedgerBackend {
     });
   }
 
-  async perMinute(key: string, windowMs: number, fromMs: number, toMs: number): Promise<MinuteUnits[]> {
+  async perMinute(
+    key: string,
+    windowMs: number,
+    fromMs: number,
+    toMs: number,
+    grid: MinuteGrid,
+  ): Promise<MinuteUnits[]> {
+    const { minuteMs: m, originMs: o } = grid;
     return this.#read('perMinute', key, windowMs, (k, row, now) =>
-      row ? this.#sql.perMinute.all(k, now - windowMs, fromMs, toMs) : [],
+      row ? this.#sql.perMinute.all(o, m, m, o, k, now - windowMs, fromMs, toMs) : [],
     );
   }
 

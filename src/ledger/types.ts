@@ -171,11 +171,16 @@ export interface PerMinuteRequest {
   fromMs: number;
   /** Epoch ms, exclusive. */
   toMs: number;
+  /**
+   * The length of a minute in ms, for a compressed day (a drill's): minutes are then counted from
+   * `fromMs`. Default 60,000, minutes of the clock.
+   */
+  minuteMs?: number;
 }
 
 /** The units of one minute: `own` (every entry not tagged `outside:…`) and `outside`. */
 export interface MinuteUnits {
-  /** Start of the minute (epoch ms, a multiple of 60,000). */
+  /** Start of the minute (epoch ms, a multiple of 60,000; with `minuteMs`, fromMs + a multiple of it). */
   minute: number;
   own: number;
   outside: number;

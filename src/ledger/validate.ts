@@ -223,7 +223,8 @@ export function validatePerMinute(req: unknown): PerMinuteRequest {
   const fromMs = epochMs('fromMs', r.fromMs);
   const toMs = epochMs('toMs', r.toMs);
   if (toMs <= fromMs) throw new InvalidArgumentError('toMs', `must be after fromMs (${fromMs}), got ${toMs}`);
-  return { key, windowMs, fromMs, toMs };
+  if (r.minuteMs === undefined) return { key, windowMs, fromMs, toMs };
+  return { key, windowMs, fromMs, toMs, minuteMs: positiveInt('minuteMs', r.minuteMs, 60_000) };
 }
 
 export function validatePeek(req: unknown): PeekRequest {

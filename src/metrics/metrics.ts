@@ -22,6 +22,7 @@ import type { JobResult } from '../youtube/job-library/types.js';
 import { regionOfJob } from '../youtube/job-names.js';
 import { youtubeConfigured } from '../youtube/trending-spend.js';
 import type { ConnectionStats } from './connections.js';
+import { ReconcileMetrics } from './reconcile.js';
 
 export const METRIC_PREFIX = 'quota_guard_';
 
@@ -93,6 +94,8 @@ export class Metrics {
   readonly apiDuration: Histogram<'route'>;
   readonly connections: Gauge<'state'>;
   readonly connectionsClosed: Counter<'why'>;
+  /** The reconcile's figures, age and errors (reconcile.ts). */
+  readonly reconcile: ReconcileMetrics;
   #connectionStats: (() => ConnectionStats) | undefined;
 
   /**
@@ -284,6 +287,7 @@ export class Metrics {
         this.inc({ why: 'slow' }, s.slow);
       },
     });
+    this.reconcile = new ReconcileMetrics(this.registry, METRIC_PREFIX);
     if (sources) this.#initialise(sources.config);
   }
 
@@ -500,6 +504,7 @@ export class Metrics {
         this.foldedJobs.set({ credential }, folded.get(credential)?.size ?? 0);
     }
     this.historyUp.set(freshness && totals ? 1 : 0);
+    await this.reconcile.refresh(config, history, Date.now());
   }
 
   /** The `job` label of a recorded job's runs: its name while it is among the first MAX_JOB_LABELS, else `other`. */

@@ -22,6 +22,7 @@ import { type PacingLine, pacingLineAt } from '../guard/pacing.js';
 import { type BucketStatus, quotaStatus, type StatusReport } from '../guard/status.js';
 import type { RunHistory, RunSummary } from '../history/types.js';
 import type { Ledger } from '../ledger/types.js';
+import { type LastReconcile, RECONCILE_JOB_PREFIX } from '../reconcile/runs.js';
 import { terminalText } from '../terminal-text.js';
 import { luxon } from '../time-libs.js';
 import { scheduledNeed } from '../youtube/cron-runs.js';
@@ -29,6 +30,7 @@ import { type RegionFreshness, regionFreshness } from '../youtube/freshness.js';
 import { backfillMethod } from '../youtube/job-library/backfill.js';
 import { youtubeConfigured } from '../youtube/trending-spend.js';
 import { recordedLateNotices } from './late-notice.js';
+import { reconciledBucket, reconcileLine, reconcileNotices, reconcileView } from './reconcile-view.js';
 import { type SummaryLine, summaryLines, unblockCommand } from './summary.js';
 
 export interface StatusPageData {
@@ -52,6 +54,8 @@ export interface StatusPageData {
    * from the upstream's count), placed among its own by severity.
    */
   notices?: SummaryLine[];
+  /** Per project a credential names: its last reconcile and its last successful one's figures. */
+  reconcile?: LastReconcile[];
 }
 
 /** The guard's pacing line of the backfill on a credential's bucket (Guard.pacingLine). */
@@ -89,6 +93,11 @@ export async function statusPageData(
   const since = Math.min(
     ...report.credentials.flatMap((c) => c.buckets.map((b) => windowOf(b, c.timeZone, now)[0])),
   );
+  const reconcile = await reconcileView(config, history);
+  if (reconcile) {
+    data.reconcile = reconcile;
+    data.notices = [...(data.notices ?? []), ...reconcileNotices(reconcile, now)];
+  }
   try {
     if (application) data.freshness = await regionFreshness(config, history, now);
     data.runs = await history.list({
@@ -401,6 +410,21 @@ function tapToRead(reason: string): string {
   return `<details><summary>${esc(line)}</summary>${esc(reason)}</details>`;
 }
 
+/** The bucket's figures in its project's last successful reconcile, where there is one. */
+function reconcileFigures(
+  d: StatusPageData,
+  credential: string,
+  bucket: string,
+  zone: string,
+  nowMs: number,
+) {
+  const r = reconciledBucket(d.reconcile, credential, bucket);
+  if (!r) return '';
+  return `<p class="reconciled muted" data-upstream="${r.bucket.upstream}" data-outside="${r.bucket.outside}">${esc(
+    reconcileLine(r, nowMs, (ms) => clock(ms, zone)),
+  )}</p>`;
+}
+
 /** The summary at the top: the worst thing now in one line, then the rest, each with its command. */
 function summary(d: StatusPageData, nowMs: number, local: string): string {
   const lines = summaryLines(
@@ -493,6 +517,7 @@ export function renderStatusPage(d: StatusPageData): string {
         `<span>left: scheduled ${held('scheduled')}</span><span>backfill ${held('backfill')}</span><span>manual ${held('manual')}</span>`,
         `<span class="frees" data-frees-in="${b.spendableInMs[NEXT] ?? ''}">next ${NEXT}: ${freesUp(b, c.timeZone, local, now)}</span></div>`,
         b.blockedUntil ? blockInfo(c.id, b, c.timeZone, local, now) : '',
+        reconcileFigures(d, c.id, b.id, c.timeZone, now),
         chart(b, points, c.timeZone, start, end, guardLine),
         '<div class="legend"><span><i style="color:var(--used)"></i>used (a point per run)</span>',
         '<span><i style="color:var(--quota);border-top-style:dashed"></i>quota</span>',
@@ -522,7 +547,8 @@ export function renderStatusPage(d: StatusPageData): string {
       ? `<div class="card"><table class="blocks stack"><thead><tr><th>bucket</th><th>until</th><th>why</th></tr></thead><tbody>${blocks.join('')}</tbody></table></div>`
       : '<p class="muted">No bucket is blocked.</p>',
   );
-  const last = d.runs.slice(0, LAST_RUNS);
+  // The reconciles have their line on each card and in the summary: the table keeps the jobs' runs.
+  const last = d.runs.filter((r) => !r.job.startsWith(RECONCILE_JOB_PREFIX)).slice(0, LAST_RUNS);
   // What a run counted: the application's videos, or a job of one's own's items.
   const items = d.application === false ? 'items' : 'videos';
   body.push(

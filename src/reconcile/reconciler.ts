@@ -270,6 +270,8 @@ async function reconcileBucket(
       windowMs: log.windowMs,
       fromMs: from,
       toMs: through,
+      // A compressed day's minutes (a drill's), counted from the span's start like the upstream's.
+      ...(minuteMs !== 60_000 ? { minuteMs } : {}),
     });
     for (const u of minutes) {
       const i = Math.floor((u.minute - from) / minuteMs);

@@ -27,6 +27,7 @@ import {
 import { runTrending } from '../youtube/job-library/trending.js';
 import type { JobContext } from '../youtube/job-library/types.js';
 import { trendingJob, trendingLabels } from '../youtube/job-names.js';
+import { type ReconcileParts, type ReconcileSchedule, reconcileSchedule, reconciles } from './reconcile.js';
 import type { ScheduledJob } from './scheduler.js';
 import { Scheduler, type SchedulerEvent, type TickSource } from './scheduler.js';
 
@@ -91,6 +92,12 @@ export interface ServiceOptions extends ScheduledJobsOptions {
   jobContext?: Omit<OpenJobContextOptions, 'history'>;
   /** Every scheduler event, besides the metrics. */
   onEvent?: (e: SchedulerEvent) => void;
+  /**
+   * The scheduled reconcile (on by default where a credential names its project): `false` turns it
+   * off; a count source, ticks or a clock replace Cloud Monitoring, `reconcile.schedule` and the
+   * real time (tests, drills).
+   */
+  reconcile?: false | ReconcileParts;
 }
 
 export interface Service {
@@ -100,6 +107,8 @@ export interface Service {
   metrics: Metrics;
   scheduler: Scheduler;
   server?: MetricsServer;
+  /** The scheduled reconcile, where one runs. */
+  reconcile?: ReconcileSchedule;
   /** Graceful: stop ticking, let running pages finish, close the server, the cache and the ledger. */
   stop(reason?: string): Promise<void>;
 }
@@ -169,6 +178,10 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     ...(opts.ticks ? { ticks: opts.ticks } : {}),
   });
   scheduler.start();
+  const reconcile =
+    opts.reconcile !== false && reconciles(config)
+      ? reconcileSchedule(qg, history, opts.reconcile ?? {}, (r) => metrics.reconcile.reconciled(r))
+      : undefined;
   let stopping: Promise<void> | undefined;
   return {
     config,
@@ -177,10 +190,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     metrics,
     scheduler,
     ...(server ? { server } : {}),
+    ...(reconcile ? { reconcile } : {}),
     stop(reason) {
       stopping ??= (async () => {
         try {
-          await scheduler.stop(reason);
+          await Promise.all([scheduler.stop(reason), reconcile?.stop()]);
         } finally {
           try {
             await server?.close();

@@ -417,6 +417,29 @@ export function describeLateEntries(
         },
       );
     });
+
+    it('counts a compressed day’s minutes (minuteMs) from fromMs', async () => {
+      const k = key('per-minute-short');
+      const now = await storeNow(k);
+      const from = now - 10 * MIN + 7; // not on a clock minute: the short minutes start here
+      const late = (id: string, cost: number, tag: string, at: number) =>
+        ledger().record({ budgets: [budget(k, HOUR, 1000)], cost, tag, entry: entryOf(k, id), at });
+      await late('a', 3, 'job', from); // minute 0
+      await late('b', 4, 'job', from + 49); // minute 0
+      await late('c', 5, 'outside:p', from + 50); // minute 1
+      await late('d', 6, 'job', from + 1_234); // minute 24
+      await late('e', 8, 'job', from - 1); // before fromMs
+      expect(
+        await ledger().perMinute({ key: k, windowMs: HOUR, fromMs: from, toMs: from + 1_250, minuteMs: 50 }),
+      ).toEqual([
+        { minute: from, own: 7, outside: 0 },
+        { minute: from + 50, own: 0, outside: 5 },
+        { minute: from + 1_200, own: 6, outside: 0 },
+      ]);
+      await expect(
+        ledger().perMinute({ key: k, windowMs: HOUR, fromMs: from, toMs: from + 50, minuteMs: 0 }),
+      ).rejects.toMatchObject({ code: 'QG_INVALID_ARGUMENT', field: 'minuteMs' });
+    });
   });
 
   describe('bad input to record, void and perMinute is a typed error naming the field', () => {

@@ -20,6 +20,7 @@ export async function run(opts: DrillCommandOptions): Promise<number | undefined
     ...(opts.keyPrefix !== undefined ? { keyPrefix: opts.keyPrefix } : {}),
     ...(opts.mixed ? { mixed: true } : {}),
     ...(opts.keep ? { keep: true } : {}),
+    ...(opts.reconcile ? { reconcile: true } : {}),
     ...(progress ? { onProgress: progress } : {}),
   });
   if (opts.svg !== undefined) {

@@ -15,6 +15,7 @@ import { createMetrics } from '../../metrics/metrics.js';
 import { renderStatusPage, statusPageData } from '../../metrics/page.js';
 import { listenHttp } from '../../metrics/server.js';
 import { abortOnSignals } from '../../runs/job-run.js';
+import { type ReconcileSchedule, reconcileSchedule, reconciles } from '../../scheduler/reconcile.js';
 import { trendingLabels } from '../../youtube/job-names.js';
 import type { ServeOptions } from '../command-options.js';
 import { loadCliConfig } from '../config.js';
@@ -58,6 +59,7 @@ export async function run(opts: ServeOptions): Promise<number> {
   const logger = limitRepeats(cliLogger());
   let ctx: Context | undefined;
   let unsubscribe: (() => void) | undefined;
+  let reconcile: ReconcileSchedule | undefined;
   // Which signal stopped it, for the line that says so.
   let stoppedBy = 'its end';
   const onSignal = (s: NodeJS.Signals) => {
@@ -83,6 +85,14 @@ export async function run(opts: ServeOptions): Promise<number> {
     const h = qg.history!;
     const metrics = createMetrics({ config, ledger: l, history: h });
     unsubscribe = qg.subscribe(metrics.guardEvent);
+    // The reconcile writes outside spend: only a serve that opened the store for writing runs it.
+    if (reconciles(config) && opts.decisions === true)
+      reconcile = reconcileSchedule(qg, h, {}, (r) => metrics.reconcile.reconciled(r));
+    else if (reconciles(config))
+      logger.info(
+        {},
+        'not reconciling: serve without --decisions only reads the ledger (run, serve --decisions or quota-guard reconcile from cron does)',
+      );
     const routes = api?.decisionApiFor({
       guard,
       history: h,
@@ -123,6 +133,7 @@ export async function run(opts: ServeOptions): Promise<number> {
     dispose();
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     try {
+      await reconcile?.stop();
       await listener.close();
     } finally {
       unsubscribe?.();

@@ -13,6 +13,7 @@ import type { GuardLogger } from '../../guard/types.js';
 import { openRunHistory } from '../../history/index.js';
 import type { Ledger } from '../../ledger/types.js';
 import { recordedLateNotices } from '../../metrics/late-notice.js';
+import { reconcileNotices, reconcileView } from '../../metrics/reconcile-view.js';
 import { terminalJson } from '../../terminal-text.js';
 import { provideTimeLibs } from '../../time-libs.js';
 import type { YouTubeConfig } from '../../youtube/config/types.js';
@@ -43,11 +44,19 @@ export async function statusView(
     })),
     ...storeLocations(config),
   };
-  // Region freshness is the application's: a config for another API has no regions to show.
-  if (youtubeConfigured(config)) {
+  // Region freshness is the application's: a config for another API has no regions to show. The
+  // reconciles are any config's that names a project.
+  const app = youtubeConfigured(config);
+  const reconciled = config.credentials.some((c) => c.project !== undefined);
+  if (app || reconciled) {
     const history = await openRunHistory(config.store);
     try {
-      report.freshness = await regionFreshness(config, history, Date.parse(report.at));
+      if (app) report.freshness = await regionFreshness(config, history, Date.parse(report.at));
+      const reconcile = await reconcileView(config, history);
+      if (reconcile) {
+        report.reconcile = reconcile;
+        report.notices = [...(report.notices ?? []), ...reconcileNotices(reconcile, Date.parse(report.at))];
+      }
     } catch (e) {
       logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'run history unreadable');
     } finally {

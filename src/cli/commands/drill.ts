@@ -55,6 +55,10 @@ export function register(program: Command): void {
       '--mixed',
       'host outside spenders: two serve --decisions instances (one killed at mid-day, one restarted at 0.75), and PHP and Python cron jobs spending about 1/8 of the units through them (needs php with curl, and python3)',
     )
+    .option(
+      '--reconcile',
+      "reconcile with the simulator's Cloud Monitoring every 5 scaled minutes (lag 10): the spend behind the guard is seen and budgeted",
+    )
     .option('--svg <file>', "write the day's spend curve of the backfill's bucket to FILE as an SVG")
     .option('--keep', 'keep the temporary ledger and cache files')
     .action(lazyAction(() => import('../actions/drill.js')));

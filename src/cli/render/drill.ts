@@ -37,11 +37,22 @@ export function renderDrill(r: DrillReport): string {
     ...backfillRunLines(r),
     ...mixedLines(r),
     `  trending runs completed: ${r.trendingRunsDone} of ${r.trendingRunsScheduled} (${(r.trendingRunsCompleted * 100).toFixed(1)}%); someone else spent at ${(r.behindAtDayFraction * 100).toFixed(0)}% of the day; the upstream ran dry at ${r.dryAtDayFraction === null ? 'no point' : `${(r.dryAtDayFraction * 100).toFixed(1)}% of the day`}`,
+    ...reconcileLines(r),
     '',
   );
   for (const c of r.checks) out.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
   out.push('', r.ok ? 'drill passed' : 'drill FAILED');
   return `${out.join('\n')}\n`;
+}
+
+/** With `--reconcile`: what the reconciles saw, and Google's count against the ledger's at the end. */
+function reconcileLines(r: DrillReport): string[] {
+  const x = r.reconcile;
+  if (!x) return [];
+  return [
+    `  reconcile: every ${x.periodMs} ms (5 scaled minutes), lag ${x.lagMs} ms; ${x.runs} runs, ${x.failed} failed; the spend behind the guard seen ${x.seenAfterMinutes === null ? 'never' : `${x.seenAfterMinutes} scaled minutes after it`}, ${formatNumber(x.outsideUnits)} outside units`,
+    `  at the day's end: Google counted ${formatNumber(x.upstreamAtEnd)}, the ledger holds ${formatNumber(x.ledgerAtEnd)} (${x.difference} apart; ${formatNumber(x.chargedInLastLag)} charged in the last lag); ${(x.utilisationWithinCeiling * 100).toFixed(2)}% of what the ceiling leaves once the outside units count`,
+  ];
 }
 
 const ENDED_BY: Record<BackfillEnd, string> = {

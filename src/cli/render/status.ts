@@ -7,7 +7,9 @@
 
 import type { Tier } from '../../config/types.js';
 import type { BucketStatus, StatusReport } from '../../guard/status.js';
+import { reconciledBucket, reconcileLine } from '../../metrics/reconcile-view.js';
 import { type SummaryLine, summaryLines, unblockCommand } from '../../metrics/summary.js';
+import type { LastReconcile } from '../../reconcile/runs.js';
 import { terminalText } from '../../terminal-text.js';
 import { luxon } from '../../time-libs.js';
 import type { RegionFreshness } from '../../youtube/freshness.js';
@@ -31,6 +33,8 @@ export interface StatusView extends StatusReport {
    * upstream's count), placed among its own by severity.
    */
   notices?: SummaryLine[];
+  /** Per project a credential names: its last reconcile and the figures of its last successful one. */
+  reconcile?: LastReconcile[];
 }
 
 /** The summary of a status view, times in the credential's zone and the operator's (`when`). */
@@ -230,6 +234,8 @@ export function renderStatus(view: StatusView, options: RenderStatusOptions = {}
         notes.push(`by method: ${breakdown(b.byMethod)}`);
         notes.push(`by site: ${breakdown(b.bySite)}`);
       }
+      const reconciled = reconciledBucket(view.reconcile, c.id, b.id);
+      if (reconciled) notes.push(reconcileLine(reconciled, nowMs, (ms) => clock(ms, c.timeZone, nowMs)));
       if (b.used === 0 && notes.length === 0) continue;
       out.push(wrap(`${b.id}: ${windowNote(b, c.timeZone, local, nowMs)}`, W, '  ', '    '));
       for (const n of notes) out.push(wrap(n, W, '    ', '  '));
