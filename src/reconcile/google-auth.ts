@@ -44,14 +44,49 @@ export function googleAuthTokens(options: GoogleAuthOptions = {}): AccessTokenSo
           }),
       );
       let token: string | null | undefined;
+      const quiet = quietMetadataWarnings();
       try {
         token = await (await auth).getAccessToken();
       } catch (e) {
         auth = undefined; // a key file fixed or a metadata server back: try afresh next time
         throw authError(from, e);
+      } finally {
+        quiet.end();
       }
       if (typeof token !== 'string' || token === '') throw authError(from, new Error('no token given'));
       return token;
+    },
+  };
+}
+
+/**
+ * While Application Default Credentials look for a metadata server, the library reports a lookup
+ * that failed in an unexpected way as a process warning (`MetadataLookupWarning`), printed on
+ * stderr beside the one line that already says no credentials were found. Those warnings are held
+ * back while a token is asked for; every other warning passes as before.
+ */
+let quietCalls = 0;
+let emitWarning: typeof process.emitWarning | undefined;
+
+function quietMetadataWarnings(): { end(): void } {
+  if (quietCalls++ === 0) {
+    const original = process.emitWarning;
+    emitWarning = original;
+    process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+      const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+      if (type === 'MetadataLookupWarning') return;
+      return (original as (...a: unknown[]) => void).call(process, warning, ...rest);
+    } as typeof process.emitWarning;
+  }
+  let ended = false;
+  return {
+    end() {
+      if (ended) return;
+      ended = true;
+      if (--quietCalls === 0 && emitWarning) {
+        process.emitWarning = emitWarning;
+        emitWarning = undefined;
+      }
     },
   };
 }
