@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import { openRunHistory } from '../history/history.js';
-import { openLedger } from '../ledger/open.js';
+import { openQuotaGuard } from '../quota-guard.js';
 import type { ClientLang, DrillClient, DrillInstance, DrillMixed } from './mixed-types.js';
 import { CREDENTIAL, drillConfig, KEY_ENV, PROJECT } from './setup.js';
 import type { Day, DaySettings, DrillCheck, DrillOptions } from './types.js';
@@ -130,7 +130,7 @@ export function prepareMixed(
     });
     writeFileSync(configFile, JSON.stringify(probe.document, null, 2));
     // serve never creates a SQLite ledger: the first job does; this one is created now.
-    if (!redis) await (await openLedger(store)).close();
+    if (!redis) await (await openQuotaGuard(probe.config, { history: false, journal: false })).close();
     const tokensFile = join(dir, 'tokens.yaml');
     writeFileSync(
       tokensFile,

@@ -38,8 +38,14 @@ function line(id: string, extra = '') {
 /** A child that appends `n` lines through JournalFile, each ~`pad` characters long. */
 const APPENDER = `
 import { JournalFile } from ${JSON.stringify(join(import.meta.dirname, '../../src/guard/journal.ts'))};
+import { existsSync, writeFileSync } from 'node:fs';
 const [path, who, n, pad] = process.argv.slice(1);
 const j = new JournalFile({ path, maxBytes: 64 * 1024 * 1024 });
+// Both writers start together, however long each took to load: each says it is ready and waits
+// for the other (at most a minute).
+writeFileSync(path + '.ready-' + who, '');
+const other = path + '.ready-' + (who === 'p' ? 'q' : 'p');
+for (let i = 0; i < 6000 && !existsSync(other); i++) await new Promise((r) => setTimeout(r, 10));
 for (let i = 0; i < Number(n); i++) {
   const r = await j.append([{ id: who + '-' + i, op: 'record', written: Date.now(), store: 's',
     body: { credential: 'default', bucket: 'units', tier: 'scheduled', cost: 1, tag: 'x'.repeat(Number(pad)), at: Date.now() } }]);
@@ -96,7 +102,7 @@ describe('the journal file', () => {
     expect(bad).toBe(0);
     expect(entries).toHaveLength(2 * n);
     expect(new Set(entries.map((e) => e.id)).size).toBe(2 * n);
-    // Lines of ~3 kB from two writers did interleave in time (they ran at once), never within a line.
+    // Lines of ~3 kB from two writers that started together interleave in time, never within a line.
     const order = entries.map((e) => e.id[0]).join('');
     expect(order).not.toBe('p'.repeat(n) + 'q'.repeat(n));
     expect(order).not.toBe('q'.repeat(n) + 'p'.repeat(n));
