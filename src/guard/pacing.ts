@@ -251,11 +251,13 @@ export class BackfillPacer {
     const { day } = need;
     const ceiling = Math.max(0, Math.min(pacedCeiling(bucket), bucket.ceilings[DEFAULT_TIER] - need.units));
     const w = bucketWindow(credential, bucket, nowMs);
+    // Read before each paced spend: the totals only (on Redis, no walk of the day's entries).
     const [bucketSnap, daySnap] = await Promise.all([
-      ledger.peek({ key: w.key, windowMs: w.windowMs }),
+      ledger.peek({ key: w.key, windowMs: w.windowMs, totalsOnly: true }),
       ledger.peek({
         key: backfillDayKey(credential.id, bucket.id, day.start),
         windowMs: day.end - day.start,
+        totalsOnly: true,
       }),
     ]);
     const shared = need.lastRunAt !== undefined;

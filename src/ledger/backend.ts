@@ -50,7 +50,8 @@ export interface LedgerBackend {
   refund(keys: string[], id: string): Promise<boolean>;
   /** See `Ledger.settle`; a store that never leaves a spend unsettled need not implement it. */
   settle?(keys: string[], id: string, refund: boolean): Promise<Settlement>;
-  peek(key: string, windowMs: number): Promise<Snapshot>;
+  /** `totalsOnly`: see `PeekRequest.totalsOnly` (a store may give the whole snapshot anyway). */
+  peek(key: string, windowMs: number, totalsOnly?: boolean): Promise<Snapshot>;
   block(key: string, untilEpochMs: number, reason: string): Promise<void>;
   unblock(key: string): Promise<void>;
   freesUpIn(key: string, windowMs: number, limit: number, amounts: number[]): Promise<number[]>;

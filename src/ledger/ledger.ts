@@ -77,7 +77,7 @@ export class CheckedLedger implements Ledger {
 
   async peek(req: PeekRequest): Promise<Snapshot> {
     const { key, windowMs } = validatePeek(req);
-    return this.#backend.peek(key, windowMs);
+    return this.#backend.peek(key, windowMs, req.totalsOnly === true);
   }
 
   async block(key: string, untilEpochMs: number, reason?: string): Promise<void> {

@@ -191,8 +191,10 @@ class RedisBackend implements LedgerBackend {
     });
   }
 
-  peek(key: string, windowMs: number): Promise<Snapshot> {
-    return this.#conn.call('peek', () => this.#scripts.peek(key, windowMs));
+  peek(key: string, windowMs: number, totalsOnly?: boolean): Promise<Snapshot> {
+    return this.#conn.call('peek', () =>
+      totalsOnly ? this.#scripts.used(key, windowMs) : this.#scripts.peek(key, windowMs),
+    );
   }
 
   block(key: string, untilEpochMs: number, reason: string): Promise<void> {

@@ -92,6 +92,7 @@ type ScriptName =
   | 'spend'
   | 'refund'
   | 'peek-2'
+  | 'used-2'
   | 'frees-2'
   | 'block-1'
   | 'unblock-1'
@@ -204,6 +205,7 @@ export class LedgerScripts {
   readonly #spend: ScriptCaller;
   readonly #refund: ScriptCaller;
   readonly #peek: ScriptCaller;
+  readonly #used: ScriptCaller;
   readonly #frees: ScriptCaller;
   readonly #block: ScriptCaller;
   readonly #unblock: ScriptCaller;
@@ -226,6 +228,7 @@ export class LedgerScripts {
     this.#spend = caller('spend');
     this.#refund = caller('refund');
     this.#peek = caller('peek-2');
+    this.#used = caller('used-2');
     this.#frees = caller('frees-2');
     this.#block = caller('block-1');
     this.#unblock = caller('unblock-1');
@@ -435,6 +438,20 @@ export class LedgerScripts {
       if (r[6]) snap.blockedReason = String(r[6]);
     }
     for (let i = 7; i + 1 < r.length; i += 2) snap.byTag[String(r[i])] = Number(r[i + 1]);
+    return snap;
+  }
+
+  /** A snapshot of the units and the block only (`PeekRequest.totalsOnly`): no walk of the entries. */
+  async used(key: string, windowMs: number): Promise<Snapshot> {
+    const ik = this.#internal(key);
+    const r = asArray(await this.#used.call([ik.log, ik.meta], windowMs), 'used');
+    if (Number(r[0]) < 0) fail(r, key, 'windowMs', windowMs);
+    const snap: Snapshot = { used: Number(r[1]), calls: 0, byTag: Object.create(null), now: Number(r[0]) };
+    const blocked = Number(r[2]);
+    if (blocked > 0) {
+      snap.blockedUntil = blocked;
+      if (r[3]) snap.blockedReason = String(r[3]);
+    }
     return snap;
   }
 

@@ -189,6 +189,12 @@ export interface MinuteUnits {
 export interface PeekRequest {
   key: string;
   windowMs: number;
+  /**
+   * Only `used`, `now` and the block are wanted (`calls` is 0, `byTag` empty, no oldest or newest):
+   * on Redis a read of the running total instead of a walk of every entry in the window, for a
+   * caller that reads before each spend (the backfill's pacing line).
+   */
+  totalsOnly?: boolean;
 }
 
 export interface Snapshot {

@@ -346,6 +346,11 @@ export async function runModel(ledger: Ledger, o: ModelOptions): Promise<void> {
       expect(s.oldestAt, ctx).toBe(es.length ? Math.min(...es.map((e) => e.at)) : undefined);
       expect(s.newestAt, ctx).toBe(es.length ? Math.max(...es.map((e) => e.at)) : undefined);
       expect(s.blockedUntil, ctx).toBe(k.blockedUntil > now ? k.blockedUntil : undefined);
+      // The totals-only read (the pacing line's) agrees on the units and the block.
+      const t = await ledger.peek({ key: k.key, windowMs: k.windowMs, totalsOnly: true });
+      if (o.exact) expect(t.now, ctx).toBe(clock);
+      expect(t.used, ctx).toBe(used(k, t.now));
+      expect(t.blockedUntil, ctx).toBe(k.blockedUntil > t.now ? k.blockedUntil : undefined);
     } else if (r < 0.78) {
       const k = pick(keys);
       const limit = pick([20, 35, 50]);

@@ -80,14 +80,18 @@ export function describeLedgerContract(target: ContractTarget): void {
         expect(Math.abs(denied.retryAfterMs - (first.at + W - denied.at))).toBeLessThanOrEqual(1);
         await sleep(denied.retryAfterMs + 30);
         const snap = await ledger.peek({ key: k, windowMs: W });
-        if (snap.now < second.at + W - 5) {
-          // Only the second entry is left: a sliding window, not a reset.
+        const totals = await ledger.peek({ key: k, windowMs: W, totalsOnly: true });
+        if (totals.now < second.at + W - 5) {
+          // Only the second entry is left: a sliding window, not a reset. The totals-only read
+          // subtracts the expired entry that no spend has pruned yet.
           expect(snap).toMatchObject({ used: 4, calls: 1 });
+          expect(totals.used).toBe(4);
           expect((await ledger.spend({ budgets: [budget(k, 10, W)], cost: 7 })).allowed).toBe(false);
         }
         expect((await ledger.spend({ budgets: [budget(k, 10, W)], cost: 6 })).allowed).toBe(true);
         await sleep(W + 50);
         expect(await ledger.peek({ key: k, windowMs: W })).toMatchObject({ used: 0, calls: 0, byTag: {} });
+        expect((await ledger.peek({ key: k, windowMs: W, totalsOnly: true })).used).toBe(0);
       });
 
       it('lets exactly `limit` through a burst on each side of a fixed-window edge, never 2x', async () => {

@@ -49,6 +49,7 @@ describe('Redis ledger specifics', () => {
         'refund',
         'spend',
         'unblock-1',
+        'used-2',
         'void',
       ].sort(),
     );
