@@ -138,7 +138,8 @@ export async function runDrill(options: DrillOptions = {}): Promise<DrillReport>
             own: main.recorded,
             outside: main.outside,
             served: main.served,
-            ceiling: credential.buckets[backfillBucket]!.ceilings.scheduled,
+            // The day ends on the backfill's ceiling: the last spender, once the scheduled runs are done.
+            ceiling: credential.buckets[backfillBucket]!.ceilings.backfill,
             behind: main.behind,
             quotaExceeded: t.quotaExceededTotal,
           })

@@ -84,7 +84,7 @@ export function drillReconcileReport(f: {
   /** The ledger's own units and its outside units of the bucket at the day's end. */
   own: number;
   outside: number;
-  /** Units of ours the upstream served, and the bucket's scheduled ceiling. */
+  /** Units of ours the upstream served, and the bucket's backfill ceiling (its spender at the day's end). */
   served: number;
   ceiling: number;
   behind: number;
@@ -151,9 +151,10 @@ export function drillReconcileReport(f: {
 
 /**
  * The day's checks with the reconcile's: its own three, and the utilisation measured against what
- * the scheduled ceiling leaves once the outside spend is counted (the reserve is kept, so the
- * quota less the unseen spender's units is out of reach by the reserve); the drill's own figure
- * stays in the report and in the detail.
+ * the backfill's ceiling leaves once the outside spend is counted (the reserve and the backfill's
+ * headroom are kept, so the quota less the unseen spender's units is out of reach by as much; at the
+ * day's end the backfill is the one spender left, and its ceiling the one that binds); the drill's
+ * own figure stays in the report and in the detail.
  */
 export function withReconcileChecks(
   checks: DrillCheck[],
@@ -167,7 +168,7 @@ export function withReconcileChecks(
       : {
           name: 'utilisation',
           ok: u >= 0.99,
-          detail: `${f.bucket}: ${(u * 100).toFixed(2)} % of what the scheduled ceiling leaves once the ${r.reconcile.outsideUnits} outside units are counted (target ≥ 99 %); of the quota less the unseen spender's units ${(f.utilisation * 100).toFixed(2)} %, the reserve of ${f.reserve} units kept. ${c.detail}`,
+          detail: `${f.bucket}: ${(u * 100).toFixed(2)} % of what the backfill's ceiling leaves once the ${r.reconcile.outsideUnits} outside units are counted (target ≥ 99 %); of the quota less the unseen spender's units ${(f.utilisation * 100).toFixed(2)} %, the reserve of ${f.reserve} units and the backfill's headroom kept. ${c.detail}`,
         },
   );
   return [...out, ...r.checks];

@@ -192,7 +192,11 @@ export interface DrillReconcile {
   difference: number;
   /** Units Google counted in the last lag before the day's end (not yet comparable). */
   chargedInLastLag: number;
-  /** Units of ours served ÷ (the scheduled ceiling − the outside spend): what the reserve leaves. */
+  /**
+   * Units of ours served ÷ (the backfill's ceiling − the outside spend): what the reserve and the
+   * backfill's headroom leave (a trending run after the backfill reached its ceiling may go a few
+   * units past it, under its own).
+   */
   utilisationWithinCeiling: number;
 }
 

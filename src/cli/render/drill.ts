@@ -51,7 +51,7 @@ function reconcileLines(r: DrillReport): string[] {
   if (!x) return [];
   return [
     `  reconcile: every ${x.periodMs} ms (5 scaled minutes), lag ${x.lagMs} ms; ${x.runs} runs, ${x.failed} failed; the spend behind the guard seen ${x.seenAfterMinutes === null ? 'never' : `${x.seenAfterMinutes} scaled minutes after it`}, ${formatNumber(x.outsideUnits)} outside units`,
-    `  at the day's end: Google counted ${formatNumber(x.upstreamAtEnd)}, the ledger holds ${formatNumber(x.ledgerAtEnd)} (${x.difference} apart; ${formatNumber(x.chargedInLastLag)} charged in the last lag); ${(x.utilisationWithinCeiling * 100).toFixed(2)}% of what the ceiling leaves once the outside units count`,
+    `  at the day's end: Google counted ${formatNumber(x.upstreamAtEnd)}, the ledger holds ${formatNumber(x.ledgerAtEnd)} (${x.difference} apart; ${formatNumber(x.chargedInLastLag)} charged in the last lag); ${(x.utilisationWithinCeiling * 100).toFixed(2)}% of what the backfill's ceiling leaves once the outside units count`,
   ];
 }
 
