@@ -11,6 +11,12 @@ import { fileTempDir } from '../harness/temp.js';
 
 export const tmp = fileTempDir('qg-guard-').dir;
 let seq = 0;
+/**
+ * This module's own part of the key prefix: each test file loads it afresh (its `seq` starts at 0
+ * again), and files run at once on the one private Redis, so the counter alone would give two files
+ * the same keys.
+ */
+const FILE_PREFIX = `${process.pid.toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
 export function config(raw: Record<string, unknown>): Config {
   return parseConfig(raw, { env: {} });
@@ -23,7 +29,10 @@ export function openSqlite(options: OpenLedgerOptions = {}): Promise<Ledger> {
 
 /** The shared private Redis, under a key prefix no other test uses. */
 export function openRedis(options: OpenLedgerOptions = {}): Promise<Ledger> {
-  return openLedger(inject('redisUrl'), { keyPrefix: `${inject('keyPrefix')}guard${seq++}:`, ...options });
+  return openLedger(inject('redisUrl'), {
+    keyPrefix: `${inject('keyPrefix')}guard${FILE_PREFIX}-${seq++}:`,
+    ...options,
+  });
 }
 
 export const BACKENDS: Array<{ name: string; open: () => Promise<Ledger> }> = [
@@ -31,7 +40,10 @@ export const BACKENDS: Array<{ name: string; open: () => Promise<Ledger> }> = [
   { name: 'redis', open: () => openRedis() },
   {
     name: 'redis-cluster',
-    open: () => openLedger(inject('redisClusterUrl'), { keyPrefix: `${inject('keyPrefix')}guard${seq++}:` }),
+    open: () =>
+      openLedger(inject('redisClusterUrl'), {
+        keyPrefix: `${inject('keyPrefix')}guard${FILE_PREFIX}-${seq++}:`,
+      }),
   },
 ];
 

@@ -45,8 +45,11 @@ const j = new JournalFile({ path, maxBytes: 64 * 1024 * 1024 });
 // for the other (at most a minute).
 writeFileSync(path + '.ready-' + who, '');
 const other = path + '.ready-' + (who === 'p' ? 'q' : 'p');
-for (let i = 0; i < 6000 && !existsSync(other); i++) await new Promise((r) => setTimeout(r, 10));
+for (let i = 0; i < 60000 && !existsSync(other); i++) await new Promise((r) => setTimeout(r, 1));
 for (let i = 0; i < Number(n); i++) {
+  // A breath between appends: each writer's run lasts hundreds of ms, far longer than the other's
+  // wake-up after the barrier, so the two runs overlap.
+  if (i > 0) await new Promise((r) => setTimeout(r, 1));
   const r = await j.append([{ id: who + '-' + i, op: 'record', written: Date.now(), store: 's',
     body: { credential: 'default', bucket: 'units', tier: 'scheduled', cost: 1, tag: 'x'.repeat(Number(pad)), at: Date.now() } }]);
   if (!r.ok) { console.error(r.message); process.exit(1); }
