@@ -34,6 +34,23 @@ export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** The decision API's caller options, one wording for `run` and `serve`. */
+export function callerOptions(command: Command): Command {
+  return command
+    .option(
+      '--allow-host <names>',
+      'a host name the decision API answers to besides IP addresses and localhost (repeatable, or a comma list)',
+      collect,
+      [],
+    )
+    .option(
+      '--allow-origin <origins>',
+      'a web origin whose pages may call the decision API (repeatable; none by default)',
+      collect,
+      [],
+    );
+}
+
 /** A commander option parser for an integer >= `min`: the one wording of every count option. */
 export function integerAtLeast(min: number): (value: string) => number {
   return (value) => {

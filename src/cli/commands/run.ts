@@ -7,33 +7,23 @@
 import type { Command } from 'commander';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../../http-address.js';
 import { lazyAction } from '../action.js';
-import { collect, jobOptions } from '../options.js';
+import { callerOptions, jobOptions } from '../options.js';
 
 export function register(program: Command): void {
   jobOptions(
-    program
-      .command('run')
-      .description(
-        'run the trending and backfill schedules until SIGINT/SIGTERM; optionally serve the status page, /metrics and /healthz',
-      )
-      .option(
-        '--http [address]',
-        `serve the status page (/), /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
-      )
-      .option('--no-backfill', 'schedule the trending jobs only')
-      .option('--decisions', 'with --http: also serve the decision API under /v1/ (docs/http-api.md)')
-      .option('--tokens <file>', 'bearer tokens of the decision API (required beyond loopback)')
-      .option(
-        '--allow-host <names>',
-        'a host name the decision API answers to besides IP addresses and localhost (repeatable, or a comma list)',
-        collect,
-        [],
-      )
-      .option(
-        '--allow-origin <origins>',
-        'a web origin whose pages may call the decision API (repeatable; none by default)',
-        collect,
-        [],
-      ),
+    callerOptions(
+      program
+        .command('run')
+        .description(
+          'run the trending and backfill schedules until SIGINT/SIGTERM; optionally serve the status page, /metrics and /healthz',
+        )
+        .option(
+          '--http [address]',
+          `serve the status page (/), /metrics and /healthz on host:port (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT}, loopback)`,
+        )
+        .option('--no-backfill', 'schedule the trending jobs only')
+        .option('--decisions', 'with --http: also serve the decision API under /v1/ (docs/http-api.md)')
+        .option('--tokens <file>', 'bearer tokens of the decision API (required beyond loopback)'),
+    ),
   ).action(lazyAction(() => import('../actions/run.js')));
 }
