@@ -9,6 +9,7 @@ import { type Simulator, startSimulator } from '../../src/youtube/simulator/inde
 import { cli, configFile, expectOneLine } from '../cli/helpers.js';
 import { BIN, startProcess } from '../harness/child.js';
 import { fileTempDir } from '../harness/temp.js';
+import { lateMorningZone } from './zone.js';
 
 const MIN = 60_000;
 const temp = fileTempDir('qg-reconcile-cli-');
@@ -20,12 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim.close();
 });
-
-/** An `Etc/GMT±N` zone in which it is 10 or 11 in the morning now. */
-function lateMorningZone(now = Date.now()): string {
-  const x = ((new Date(now).getUTCHours() - 11 + 36) % 24) - 12;
-  return x === 0 ? 'Etc/GMT' : x > 0 ? `Etc/GMT+${x}` : `Etc/GMT${x}`;
-}
 
 function config(extra = ''): string {
   return configFile(

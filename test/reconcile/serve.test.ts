@@ -9,6 +9,7 @@ import { type Simulator, startSimulator } from '../../src/youtube/simulator/inde
 import { configFile } from '../cli/helpers.js';
 import { BIN, type Running, startProcess } from '../harness/child.js';
 import { fileTempDir } from '../harness/temp.js';
+import { lateMorningZone } from './zone.js';
 
 const MIN = 60_000;
 const temp = fileTempDir('qg-reconcile-serve-');
@@ -20,11 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim.close();
 });
-
-function lateMorningZone(now = Date.now()): string {
-  const x = ((new Date(now).getUTCHours() - 11 + 36) % 24) - 12;
-  return x === 0 ? 'Etc/GMT' : x > 0 ? `Etc/GMT+${x}` : `Etc/GMT${x}`;
-}
 
 const env = () => ({
   PATH: process.env.PATH ?? '',
